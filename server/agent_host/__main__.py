@@ -1,0 +1,3 @@
+from agent_host.cli import main
+
+raise SystemExit(main())
