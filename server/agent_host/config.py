@@ -31,7 +31,7 @@ class ConfigError(ValueError):
 
 def parse_effort(value: object) -> Effort:
     if isinstance(value, str) and value in EFFORTS:
-        return value  # type: ignore[return-value]
+        return value
     raise ConfigError(f"unknown effort {value!r}; expected one of {', '.join(EFFORTS)}")
 
 

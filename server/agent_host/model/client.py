@@ -1,0 +1,258 @@
+"""The Responses-API client: request building, streaming, retries.
+
+Built on ``openai.AsyncOpenAI``. The SDK's own retries are off (``max_retries=0``)
+because ours must know more than it does: a response that broke half-way is
+retried only because nothing of it was committed, and the user is told about
+every wait. ``openai`` is imported lazily (it costs ~0.5 s): the server warms
+it up in the background after start-up instead of paying for it before
+``initialize``.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import random
+import re
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from agent_host.config import ModelConfig
+from agent_host.model.errors import ModelError
+from agent_host.model.stream import read_response
+from agent_host.model.types import ModelRequest, ModelResponse, StreamSink
+
+if TYPE_CHECKING:
+    import httpx2
+    import openai
+
+_import_lock = threading.Lock()
+
+
+def warm_up() -> None:
+    """Import the SDK now (from a background thread) so the first turn does not wait."""
+    with _import_lock:
+        import openai
+        import openai.resources.responses  # noqa: F401
+
+
+def build_body(request: ModelRequest, model: str) -> dict[str, Any]:
+    """The request body of protocol.md's "The model side" (minus ``stream``)."""
+    body: dict[str, Any] = {
+        "model": model,
+        "instructions": request.instructions,
+        "input": list(request.input),
+        "tools": list(request.tools),
+        "tool_choice": "auto",
+        "parallel_tool_calls": False,
+        "reasoning": {"effort": request.effort, "summary": "auto"},
+        "store": False,
+        "include": ["reasoning.encrypted_content"],
+    }
+    if request.fast_mode:
+        body["service_tier"] = "priority"
+    return body
+
+
+class ResponsesClient:
+    """One per server: agents (and their forks) share its connection pool."""
+
+    def __init__(self, config: ModelConfig, *, http_client: httpx2.AsyncClient | None = None):
+        self.config = config
+        self._http_client = http_client
+        self._sdk: openai.AsyncOpenAI | None = None
+
+    def _client(self) -> openai.AsyncOpenAI:
+        if self._sdk is None:
+            missing = self.config.missing_credentials()
+            if missing:
+                raise ModelError("auth", missing)
+            warm_up()
+            import httpx2
+            import openai
+
+            http_client = self._http_client or httpx2.AsyncClient(
+                timeout=self._timeout(),
+                limits=httpx2.Limits(max_connections=64, max_keepalive_connections=16),
+            )
+            self._sdk = openai.AsyncOpenAI(
+                # A local Responses-compatible server needs no key, but the SDK insists on one.
+                api_key=self.config.api_key or "no-key",
+                base_url=self.config.base_url,
+                max_retries=0,
+                timeout=self._timeout(),
+                http_client=http_client,
+            )
+        return self._sdk
+
+    def _timeout(self) -> httpx2.Timeout:
+        import httpx2
+
+        # The read timeout is the idle timeout: no byte for that long means a stalled stream.
+        return httpx2.Timeout(
+            connect=self.config.connect_timeout,
+            read=self.config.idle_timeout,
+            write=30.0,
+            pool=30.0,
+        )
+
+    async def aclose(self) -> None:
+        if self._sdk is not None:
+            await self._sdk.close()
+            self._sdk = None
+
+    async def stream(self, request: ModelRequest, sink: StreamSink) -> ModelResponse:
+        """Stream one response, retrying transient failures with backoff.
+
+        Nothing of a failed attempt is kept, so a retry after a broken stream
+        is safe; ``sink.retrying`` tells the listener to drop what it showed.
+        """
+        body = build_body(request, self.config.model)
+        attempts = max(1, self.config.max_attempts)
+        for attempt in range(1, attempts + 1):
+            try:
+                return await self._attempt(body, sink)
+            except ModelError as raw:
+                error = self._redacted(raw)
+                if not error.retryable or attempt == attempts:
+                    if attempt > 1:
+                        raise ModelError(
+                            error.kind, f"{error} (gave up after {attempt} attempts)"
+                        ) from None
+                    raise error from None
+                delay = self._backoff(attempt, error.retry_after)
+                sink.retrying(attempt, attempts, delay, str(error))
+                await anyio.sleep(delay)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _redacted(self, error: ModelError) -> ModelError:
+        # Servers quote (masked parts of) a rejected key back; none of it may reach the user.
+        text = redact(str(error), self.config.api_key)
+        if text == str(error):
+            return error
+        return ModelError(error.kind, text, retry_after=error.retry_after)
+
+    def _backoff(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return min(max(retry_after, 0.0), self.config.retry_max_delay)
+        delay: float = self.config.retry_base_delay * 2.0 ** (attempt - 1)
+        return min(delay * (1 + random.random() * 0.1), self.config.retry_max_delay)
+
+    async def _attempt(self, body: dict[str, Any], sink: StreamSink) -> ModelResponse:
+        client = self._client()
+        import httpx2
+        import openai
+
+        try:
+            async with client.responses.with_streaming_response.create(
+                **body, stream=True
+            ) as response:
+                return await read_response(response.http_response.aiter_lines(), sink)
+        except openai.APIStatusError as exc:
+            raise self._status_error(exc) from None
+        except openai.APITimeoutError:
+            raise self._timeout_error() from None
+        except openai.APIConnectionError as exc:
+            raise ModelError(
+                "connection", f"cannot reach the model at {self._where()}: {_cause(exc)}"
+            ) from None
+        except httpx2.TimeoutException:
+            raise self._timeout_error() from None
+        except httpx2.TransportError as exc:
+            raise ModelError(
+                "stream", f"the connection to the model broke: {_cause(exc)}"
+            ) from None
+
+    def _where(self) -> str:
+        return self.config.base_url or "api.openai.com"
+
+    def _timeout_error(self) -> ModelError:
+        return ModelError(
+            "timeout",
+            f"the model sent nothing for {self.config.idle_timeout:g} s (idle timeout)",
+        )
+
+    def _status_error(self, exc: openai.APIStatusError) -> ModelError:
+        status = exc.status_code
+        detail = _api_message(exc)
+        if status in (401, 403):
+            return ModelError(
+                "auth",
+                f"the model server rejected our credentials ({status}): {detail}. "
+                "Check OPENAI_API_KEY (and OPENAI_BASE_URL if you use another server).",
+            )
+        if status == 429:
+            return ModelError(
+                "rate_limit",
+                f"rate limited by the model server (429): {detail}",
+                retry_after=_retry_after(exc),
+            )
+        if status >= 500 or status in (408, 409):
+            return ModelError(
+                "server",
+                f"the model server failed ({status}): {detail}",
+                retry_after=_retry_after(exc),
+            )
+        if status == 404:
+            return ModelError(
+                "invalid_request",
+                f"the model server has no Responses endpoint or model here (404): {detail}. "
+                f"Check the model name ({self.config.model!r}) and the base URL.",
+            )
+        return ModelError(
+            "invalid_request", f"the model server refused the request ({status}): {detail}"
+        )
+
+
+_KEY_LIKE = re.compile(r"\b(?:sk|rk|pk)-[\w*\-.]{4,}")
+
+
+def redact(text: str, secret: str | None) -> str:
+    """``text`` with the secret, and anything shaped like an API key, blanked out."""
+    if secret:
+        text = text.replace(secret, "[redacted]")
+        if len(secret) >= 12:
+            # Masked echoes such as "sk-...****abcd" keep the key's ends.
+            text = re.sub(r"\S*" + re.escape(secret[-4:]) + r"\b", "[redacted]", text)
+    return _KEY_LIKE.sub("[redacted]", text)
+
+
+def _api_message(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        if isinstance(error, dict) and error.get("message"):
+            return str(error["message"])
+    message = getattr(exc, "message", None) or str(exc)
+    return str(message)
+
+
+def _cause(exc: BaseException) -> str:
+    inner = exc.__cause__ or exc.__context__
+    return str(inner or exc) or type(inner or exc).__name__
+
+
+def _retry_after(exc: Any) -> float | None:
+    headers = getattr(getattr(exc, "response", None), "headers", None)
+    if headers is None:
+        return None
+    millis = headers.get("retry-after-ms")
+    if millis:
+        try:
+            return float(str(millis)) / 1000
+        except ValueError:
+            pass
+    value = str(headers.get("retry-after") or "")
+    if not value:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        parsed = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, parsed.timestamp() - time.time())
