@@ -89,16 +89,12 @@ class Workspace:
         try:
             for part in self._parts(real_dir):
                 try:
-                    next_fd = os.open(
-                        part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd
-                    )
+                    next_fd = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
                 except FileNotFoundError:
                     if not create:
                         raise
                     os.mkdir(part, 0o777, dir_fd=fd)
-                    next_fd = os.open(
-                        part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd
-                    )
+                    next_fd = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
                 except OSError as exc:
                     raise _swapped(exc, part, fd, real_dir) from exc
                 os.close(fd)

@@ -1,0 +1,196 @@
+"""Finding and killing every process a turn started, grandchildren included.
+
+A command runs as the leader of its own session and process group, so one
+``killpg`` reaches everything that stays in the group. A child can leave the
+group (``setsid``, a double fork), so we also look for it three other ways,
+each a net for a different escape:
+
+* the environment marker: every tool process gets ``AGENT_HOST_PROCESS_SCOPE``
+  and children inherit it, whatever session or group they move to;
+* descent: any process whose parent chain leads back to one of our leaders;
+* we register this server as a *child subreaper* (Linux), so an orphaned
+  grandchild is re-parented to us instead of to init and stays findable by
+  descent — and we reap the ones that are not our own direct spawns.
+
+What this cannot catch (documented in docs/reliability.md): a process that
+both clears its environment and escapes the tree, e.g. handed off to a system
+daemon (``systemd-run``, ``at``) — it was never our child.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+import sys
+import time
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import anyio
+
+MARKER_VARIABLE = "AGENT_HOST_PROCESS_SCOPE"
+_PR_SET_CHILD_SUBREAPER = 36
+# Pids this server spawned directly: their exit status belongs to the event
+# loop's child watcher, so our reaper must never wait() for them.
+_direct_children: set[int] = set()
+_subreaper_enabled = False
+
+
+def enable_subreaper() -> bool:
+    """Make this process the reaper of its orphaned descendants (Linux only)."""
+    global _subreaper_enabled
+    if _subreaper_enabled:
+        return True
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        _subreaper_enabled = libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        _subreaper_enabled = False
+    return _subreaper_enabled
+
+
+@dataclass(frozen=True, slots=True)
+class _Proc:
+    pid: int
+    ppid: int
+    pgid: int
+    sid: int
+    zombie: bool
+
+
+def _read_proc(pid: int) -> _Proc | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    # The command name may contain spaces and parentheses: split after the last ')'.
+    fields = data[data.rindex(b")") + 2 :].split()
+    return _Proc(pid, int(fields[1]), int(fields[2]), int(fields[3]), fields[0] in (b"Z", b"X"))
+
+
+def _all_processes() -> dict[int, _Proc]:
+    found: dict[int, _Proc] = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            proc = _read_proc(int(name))
+            if proc is not None:
+                found[proc.pid] = proc
+    return found
+
+
+def _has_marker(pid: int, marker: bytes) -> bool:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            return marker in f.read()
+    except OSError:
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class KillReport:
+    killed: int = 0
+    surviving: int = 0
+
+    def __add__(self, other: KillReport) -> KillReport:
+        return KillReport(self.killed + other.killed, self.surviving + other.surviving)
+
+
+class ProcessScope:
+    """The processes of one turn: tagged at start, swept at the end."""
+
+    def __init__(self) -> None:
+        enable_subreaper()
+        self.marker = f"{MARKER_VARIABLE}={uuid.uuid4().hex}"
+        self._leaders: set[int] = set()
+        # What kills made while the turn was being cancelled achieved (the receipt).
+        self.cancel_report = KillReport()
+
+    def environment(self, env: dict[str, str]) -> dict[str, str]:
+        name, _, value = self.marker.partition("=")
+        return {**env, name: value}
+
+    def adopt(self, pid: int) -> None:
+        """Track a process group leader we just started."""
+        self._leaders.add(pid)
+        _direct_children.add(pid)
+
+    def forget(self, pid: int) -> None:
+        self._leaders.discard(pid)
+        _direct_children.discard(pid)
+
+    def members(self, leaders: Iterable[int] | None = None) -> set[int]:
+        """Live processes belonging to the given leaders (default: the whole turn)."""
+        roots = set(self._leaders if leaders is None else leaders)
+        whole_turn = leaders is None
+        table = _all_processes()
+        me = os.getpid()
+        marker = self.marker.encode()
+        found: set[int] = set()
+        for proc in table.values():
+            if proc.pid == me or proc.zombie:
+                continue
+            if proc.pgid in roots or proc.sid in roots or proc.pid in roots:
+                found.add(proc.pid)
+                continue
+            # Descent: walk up the parent chain (bounded, in case of a cycle mid-update).
+            parent, hops = proc.ppid, 0
+            while parent > 1 and parent != me and hops < 64:
+                if parent in roots:
+                    found.add(proc.pid)
+                    break
+                ancestor = table.get(parent)
+                parent, hops = (ancestor.ppid if ancestor else 0), hops + 1
+            else:
+                if whole_turn and _has_marker(proc.pid, marker):
+                    found.add(proc.pid)
+        return found
+
+    async def kill(self, leaders: Iterable[int] | None = None, *, grace: float = 2.0) -> KillReport:
+        """SIGKILL every member (of some leaders, or of the whole turn) and wait
+        until they are gone; report how many were killed and how many survived."""
+        targets = self.members(leaders)
+        if not targets:
+            return KillReport()
+        for pid in targets:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        # A new child may have been forked while we were signalling: sweep again.
+        late = self.members(leaders) - targets
+        for pid in late:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        targets |= late
+        deadline = time.monotonic() + grace
+        alive = targets
+        while True:
+            _reap(targets)
+            alive = {pid for pid in alive if _alive(pid)}
+            if not alive or time.monotonic() >= deadline:
+                break
+            await anyio.sleep(0.002)
+        return KillReport(killed=len(targets) - len(alive), surviving=len(alive))
+
+
+def _alive(pid: int) -> bool:
+    proc = _read_proc(pid)
+    return proc is not None and not proc.zombie
+
+
+def _reap(pids: Iterable[int]) -> None:
+    """Collect the exit status of killed processes that were re-parented to us
+    (we are their subreaper). Our direct spawns are left to the event loop's
+    child watcher, and so is every pid we did not kill ourselves."""
+    me = os.getpid()
+    for pid in pids:
+        if pid in _direct_children:
+            continue
+        proc = _read_proc(pid)
+        if proc is not None and proc.zombie and proc.ppid == me:
+            with contextlib.suppress(ChildProcessError, OSError):
+                os.waitpid(pid, os.WNOHANG)
