@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import logging
 import math
+import uuid
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
@@ -109,6 +110,7 @@ class Agent:
         self._tools = tools or ToolBox.default()
         self._instructions = instructions_for(self.workspace.root)
         self.interrupt = InterruptHandle()
+        self.session_id = uuid.uuid4().hex
         send, receive = anyio.create_memory_object_stream[AgentEvent](math.inf)
         self._send: MemoryObjectSendStream[AgentEvent] = send
         self.events: MemoryObjectReceiveStream[AgentEvent] = receive

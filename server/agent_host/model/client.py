@@ -15,6 +15,7 @@ import random
 import re
 import threading
 import time
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -97,6 +98,21 @@ class ResponsesClient:
             write=30.0,
             pool=30.0,
         )
+
+    async def reconfigure(self, *, model: str | None = None, base_url: str | None = None) -> None:
+        """Use another model or server from the next request on."""
+        changes: dict[str, Any] = {}
+        if model is not None:
+            changes["model"] = model
+        if base_url is not None:
+            changes["base_url"] = base_url
+        if not changes:
+            return
+        self.config = replace(self.config, **changes)
+        if self._sdk is not None and "base_url" in changes:
+            old, self._sdk = self._sdk, None
+            if self._http_client is None:
+                await old.close()
 
     async def aclose(self) -> None:
         if self._sdk is not None:

@@ -218,7 +218,8 @@ class PaneWorker:
                 self._emit(event)
                 _answer(command.reply, event)
             case Cancel():
-                keys = [key for key in self._turns if key == (command.pane, command.id)]
+                # By id alone: turn ids are unique, and a promoted fork's turns moved pane.
+                keys = [key for key in self._turns if key[1] == command.id]
                 event = await self._cancel(command.pane, keys)
                 self._emit(event)
                 _answer(command.reply, event)

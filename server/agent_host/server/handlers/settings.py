@@ -1,0 +1,77 @@
+"""``agent/setThinking``, ``agent/setFastMode``, and settings changed in the editor."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from agent_host.config import ConfigError, parse_effort
+from agent_host.protocol import errors, methods
+from agent_host.protocol.types import SetFastModeParams, SetThinkingParams
+from agent_host.worker import messages as wm
+
+if TYPE_CHECKING:
+    from agent_host.server.app import AgentServer
+
+log = logging.getLogger(__name__)
+
+
+def register(server: AgentServer) -> None:
+    server.agent_method(methods.SET_THINKING, SetThinkingParams)(set_thinking)
+    server.agent_method(methods.SET_FAST_MODE, SetFastModeParams)(set_fast_mode)
+
+
+async def set_thinking(server: AgentServer, params: SetThinkingParams) -> dict[str, Any]:
+    session = server.session
+    session.check_pane(params.pane)
+    reply: wm.Completion[wm.ThinkingUpdated] = wm.Completion()
+    result = await session.command(wm.SetThinking(params.pane, params.effort, reply), reply)
+    if result.error is not None:
+        raise _error(params.pane, result.error)
+    return {"pane": params.pane, "effort": params.effort}
+
+
+async def set_fast_mode(server: AgentServer, params: SetFastModeParams) -> dict[str, Any]:
+    session = server.session
+    session.check_pane(params.pane)
+    reply: wm.Completion[wm.FastModeUpdated] = wm.Completion()
+    result = await session.command(wm.SetFastMode(params.pane, params.enabled, reply), reply)
+    if result.error is not None:
+        raise _error(params.pane, result.error)
+    return {"pane": params.pane, "enabled": params.enabled}
+
+
+def _error(pane: str, message: str) -> errors.ProtocolError:
+    if message == wm.STOPPING:
+        return errors.AgentStopped()
+    if "stopped" in message:
+        return errors.PaneUnavailable(pane)
+    return errors.InvalidParams(message)
+
+
+async def apply_configuration(server: AgentServer, settings: Any) -> None:
+    """``workspace/didChangeConfiguration``: settings edited in the editor apply
+    without a restart. Effort and fast mode go to every open pane; model and
+    base URL to every model request from now on."""
+    session = server.session
+    if not session.started or session.stopping or not isinstance(settings, dict):
+        return
+    section = settings.get("agentHost", settings)
+    if not isinstance(section, dict):
+        return
+    worker = session.check_ready()
+    panes = [pane for pane in (wm.MAIN, worker.fork_pane) if pane is not None]
+    try:
+        if isinstance(section.get("effort"), str):
+            effort = parse_effort(section["effort"])
+            for pane in panes:
+                session.send(wm.SetThinking(pane, effort))
+        if isinstance(section.get("fastMode"), bool):
+            for pane in panes:
+                session.send(wm.SetFastMode(pane, section["fastMode"]))
+    except ConfigError as exc:
+        log.warning("ignoring a setting: %s", exc)
+    model = section.get("model") if isinstance(section.get("model"), str) else None
+    base_url = section.get("baseUrl") if isinstance(section.get("baseUrl"), str) else None
+    if (model or base_url) and session.client is not None:
+        await session.client.reconfigure(model=model or None, base_url=base_url or None)

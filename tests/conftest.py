@@ -1,0 +1,37 @@
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+
+from agent_host.testing.fake_model import FakeModelThread, run_in_thread
+
+from .lsp_support import AgentClient, initialize, server_config
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeModelThread]:
+    """The fake model on its own thread and loop (pytest-lsp fixtures cannot
+    depend on async fixtures)."""
+    with run_in_thread() as model:
+        yield model
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    root.mkdir()
+    return root
+
+
+@pytest_lsp.fixture(config=server_config())
+async def client(
+    lsp_client: AgentClient, fake: FakeModelThread, workspace: Path
+) -> AsyncIterator[None]:
+    """The real server, initialized on a temporary workspace and the fake model."""
+    lsp_client.init_result = await initialize(lsp_client, workspace, fake.base_url)
+    yield
+    if not lsp_client.stopped:
+        await lsp_client.shutdown_session()

@@ -1,0 +1,160 @@
+"""Driving the real server process under pytest-lsp, as an editor would.
+
+The client gets ``agent/event`` params and our results as plain dicts (not
+pygls's namedtuples), records every event and progress value, and offers
+waits that always time out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from collections.abc import Callable
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any
+
+import attrs
+from lsprotocol import types as lsp
+from pygls.protocol import default_converter
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from pytest_lsp.client import register_lsp_features
+from pytest_lsp.protocol import LanguageClientProtocol
+
+from .support import WAIT
+
+API_KEY = "sk-test-DISTINCTIVE-key-6f1e2d3c4b5a"
+SERVER = [sys.executable, "-m", "agent_host", "serve"]
+
+
+@attrs.define
+class RawNotification:
+    method: str
+    jsonrpc: str
+    params: Any = None
+
+
+@attrs.define
+class RawResponse:
+    id: int | str
+    jsonrpc: str
+    result: Any = None
+
+
+class AgentTestProtocol(LanguageClientProtocol):
+    def get_message_type(self, method: str) -> Any:
+        if method == "agent/event":
+            return RawNotification
+        return super().get_message_type(method)
+
+    def get_result_type(self, method: str) -> Any:
+        if method.startswith("agent/"):
+            return RawResponse
+        return super().get_result_type(method)
+
+
+class AgentClient(LanguageClient):
+    """A pytest-lsp client that knows protocol v1."""
+
+    def __init__(self) -> None:
+        super().__init__(protocol_cls=AgentTestProtocol, converter_factory=default_converter)
+        self.events: list[dict[str, Any]] = []
+        self.init_result: lsp.InitializeResult | None = None
+        self._changed = asyncio.Event()
+        self._ids = 0
+
+    # --- recording -------------------------------------------------------------------
+
+    def record(self, params: dict[str, Any]) -> None:
+        self.events.append(params)
+        self._changed.set()
+
+    def poke(self) -> None:
+        self._changed.set()
+
+    async def until(self, predicate: Callable[[], Any], timeout: float = WAIT) -> Any:
+        """Wait until ``predicate()`` is truthy; re-checked whenever a message arrives."""
+        async with asyncio.timeout(timeout):
+            while True:
+                value = predicate()
+                if value:
+                    return value
+                self._changed.clear()
+                await self._changed.wait()
+
+    def of(self, kind: str, pane: str | None = None) -> list[dict[str, Any]]:
+        return [e for e in self.events if e["kind"] == kind and (pane is None or e["pane"] == pane)]
+
+    async def event(
+        self,
+        kind: str,
+        where: Callable[[dict[str, Any]], bool] = lambda _: True,
+        timeout: float = WAIT,
+    ) -> dict[str, Any]:
+        def find() -> dict[str, Any] | None:
+            return next((e for e in self.events if e["kind"] == kind and where(e)), None)
+
+        found: dict[str, Any] = await self.until(find, timeout)
+        return found
+
+    def text(self, turn_id: int, kind: str = "message.delta") -> str:
+        return "".join(
+            e["text"] for e in self.events if e["kind"] == kind and e["turnId"] == turn_id
+        )
+
+    # --- requests ------------------------------------------------------------------------
+
+    def request(self, method: str, params: dict[str, Any]) -> tuple[str, Future[Any]]:
+        """Send now (not when awaited); returns the id and the response future."""
+        self._ids += 1
+        msg_id = f"{method}-{self._ids}"
+        future = self.protocol.send_request(method, params, msg_id=msg_id)
+        future.add_done_callback(lambda _: self.poke())
+        return msg_id, future
+
+    async def call(self, method: str, params: dict[str, Any], timeout: float = WAIT) -> Any:
+        _, future = self.request(method, params)
+        async with asyncio.timeout(timeout):
+            response = await asyncio.wrap_future(future)
+        return response
+
+    def cancel(self, msg_id: str) -> None:
+        self.protocol.notify("$/cancelRequest", lsp.CancelParams(id=msg_id))
+
+
+def make_client() -> AgentClient:
+    client = AgentClient()
+    register_lsp_features(client)
+    client.feature("agent/event")(lambda params: client.record(params))
+    return client
+
+
+def server_config(env: dict[str, str] | None = None) -> ClientServerConfig:
+    environment = {**os.environ, "OPENAI_API_KEY": API_KEY, "PYTHONUNBUFFERED": "1"}
+    environment.pop("OPENAI_BASE_URL", None)
+    environment.update(env or {})
+    return ClientServerConfig(
+        server_command=SERVER, client_factory=make_client, server_env=environment
+    )
+
+
+async def initialize(
+    client: LanguageClient,
+    workspace: Path,
+    base_url: str | None,
+    *,
+    capabilities: str = "visual-studio-code",
+    **options: Any,
+) -> lsp.InitializeResult:
+    init_options: dict[str, Any] = {"workspace": str(workspace)}
+    if base_url is not None:
+        init_options["baseUrl"] = base_url
+    init_options.update(options)
+    return await client.initialize_session(
+        lsp.InitializeParams(
+            capabilities=client_capabilities(capabilities),
+            root_uri=workspace.as_uri(),
+            initialization_options=init_options,
+        )
+    )

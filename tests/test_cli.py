@@ -1,0 +1,95 @@
+"""The command line: ``agent-host exec`` (a headless client of the server) and
+``agent-host demo``, run as real processes."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from pathlib import Path
+
+from agent_host.testing.fake_model import FakeModel, Reply
+
+from .support import WAIT, pid_alive, pids_in
+
+AGENT_HOST = [sys.executable, "-m", "agent_host"]
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
+    env.update(extra)
+    return env
+
+
+async def run(
+    *args: str, env: dict[str, str], cwd: Path, timeout: float = 60
+) -> tuple[int, str, str]:
+    process = await asyncio.create_subprocess_exec(
+        *AGENT_HOST,
+        *args,
+        env=env,
+        cwd=cwd,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), timeout)
+    assert process.returncode is not None
+    return process.returncode, out.decode(), err.decode()
+
+
+async def test_exec_without_a_model_says_what_to_set(tmp_path: Path) -> None:
+    code, _, err = await run("exec", "hello", env=clean_env(), cwd=tmp_path)
+    assert code == 2
+    assert "OPENAI_API_KEY" in err and "OPENAI_BASE_URL" in err
+
+
+async def test_exec_streams_the_answer(tmp_path: Path) -> None:
+    async with FakeModel() as fake:
+        fake.script(
+            Reply.tool_call("exec_command", {"cmd": "echo from-the-tool"}),
+            Reply.text("All good here."),
+        )
+        code, out, err = await run(
+            "exec", "check", "things", env=clean_env(OPENAI_BASE_URL=fake.base_url), cwd=tmp_path
+        )
+    assert code == 0, err
+    assert out.strip() == "All good here."
+    assert "Running `echo from-the-tool`" in err and "from-the-tool" in err
+    assert fake.requests[0].body["input"][0]["content"][0]["text"] == "check things"
+
+
+async def test_exec_ctrl_c_cancels_the_turn_and_kills_its_processes(tmp_path: Path) -> None:
+    async with FakeModel() as fake:
+        fake.script(Reply.tool_call("exec_command", {"cmd": "sleep 300 & echo pid=$!; wait"}))
+        process = await asyncio.create_subprocess_exec(
+            *AGENT_HOST,
+            "exec",
+            "sleep please",
+            env=clean_env(OPENAI_BASE_URL=fake.base_url),
+            cwd=tmp_path,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        assert process.stderr is not None
+        seen = ""
+        async with asyncio.timeout(WAIT * 3):
+            while "│ pid=" not in seen:  # the command's output, not its title
+                line = await process.stderr.readline()
+                assert line, f"exec ended early: {seen}"
+                seen += line.decode()
+        (pid,) = pids_in(seen.split("│ ", 1)[1])
+        assert pid_alive(pid)
+        process.send_signal(signal.SIGINT)
+        _, err = await asyncio.wait_for(process.communicate(), WAIT * 3)
+    assert process.returncode == 130
+    assert "cancelled" in err.decode() and "processes killed: " in err.decode()
+    assert not pid_alive(pid)
+
+
+async def test_demo_runs_a_scripted_session(tmp_path: Path) -> None:
+    code, out, err = await run("demo", env=clean_env(), cwd=tmp_path, timeout=120)
+    assert code == 0, out + err
+    assert "SCRIPTED model" in out
+    assert "+    return (ordered[middle - 1] + ordered[middle]) / 2" in out
+    assert "OK" in out and "— done" in out
