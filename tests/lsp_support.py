@@ -36,6 +36,14 @@ class RawNotification:
 
 
 @attrs.define
+class RawRequest:
+    id: int | str
+    method: str
+    jsonrpc: str
+    params: Any = None
+
+
+@attrs.define
 class RawResponse:
     id: int | str
     jsonrpc: str
@@ -43,9 +51,16 @@ class RawResponse:
 
 
 class AgentTestProtocol(LanguageClientProtocol):
+    def _handle_cancel_notification(self, msg_id: Any) -> None:
+        # Record what the server withdrew (e.g. an approval question).
+        self._server.withdrawn.append(msg_id)  # type: ignore[attr-defined]
+        super()._handle_cancel_notification(msg_id)
+
     def get_message_type(self, method: str) -> Any:
         if method == "agent/event":
             return RawNotification
+        if method == "agent/requestApproval":
+            return RawRequest
         return super().get_message_type(method)
 
     def get_result_type(self, method: str) -> Any:
@@ -61,6 +76,7 @@ class AgentClient(LanguageClient):
         super().__init__(protocol_cls=AgentTestProtocol, converter_factory=default_converter)
         self.events: list[dict[str, Any]] = []
         self.init_result: lsp.InitializeResult | None = None
+        self.withdrawn: list[Any] = []
         self._changed = asyncio.Event()
         self._ids = 0
 
@@ -145,15 +161,19 @@ async def initialize(
     base_url: str | None,
     *,
     capabilities: str = "visual-studio-code",
+    experimental: dict[str, Any] | None = None,
     **options: Any,
 ) -> lsp.InitializeResult:
     init_options: dict[str, Any] = {"workspace": str(workspace)}
     if base_url is not None:
         init_options["baseUrl"] = base_url
     init_options.update(options)
+    client_caps = client_capabilities(capabilities)
+    if experimental is not None:
+        client_caps.experimental = experimental
     return await client.initialize_session(
         lsp.InitializeParams(
-            capabilities=client_capabilities(capabilities),
+            capabilities=client_caps,
             root_uri=workspace.as_uri(),
             initialization_options=init_options,
         )

@@ -48,6 +48,7 @@ async def test_initialize_advertises_agent_host(client: AgentClient) -> None:
         "agent/closePane",
         "agent/setThinking",
         "agent/setFastMode",
+        "agent/setApproval",
         "agent/auxiliary",
         "agent/newSession",
     }

@@ -22,6 +22,15 @@ import anyio.abc
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from agent_host.agent import snapshot as snapshots
+from agent_host.agent.approval import (
+    Allowances,
+    Approval,
+    Approver,
+    denied_output,
+    needs_approval,
+    parse_approval,
+    request_for,
+)
 from agent_host.agent.errors import AgentStopped, InvalidRequest, SteerQueueFull, TurnCancelled
 from agent_host.agent.errors import TurnFailed as TurnFailedError
 from agent_host.agent.events import (
@@ -49,7 +58,7 @@ from agent_host.config import AgentConfig, Effort, parse_effort
 from agent_host.model.client import ResponsesClient
 from agent_host.model.errors import ModelError
 from agent_host.model.types import Item, ModelRequest, Usage
-from agent_host.tools.base import ToolContext
+from agent_host.tools.base import ToolContext, ToolResult
 from agent_host.tools.processes import ProcessScope
 from agent_host.tools.registry import ToolBox, ToolCall, parse_call
 from agent_host.tools.workspace import Workspace
@@ -65,6 +74,7 @@ class Settings:
 
     effort: Effort = "medium"
     fast_mode: bool = False
+    approval: Approval = "never"
 
 
 def user_message(text: str) -> Item:
@@ -100,8 +110,11 @@ class Agent:
         settings: Settings | None = None,
         history: History | None = None,
         tools: ToolBox | None = None,
+        approver: Approver | None = None,
     ) -> None:
         self._task_group = task_group
+        self._approver = approver
+        self._allowances = Allowances()
         self._model = model
         self.config = config
         self.settings = settings or Settings()
@@ -152,6 +165,11 @@ class Agent:
         self._check_running()
         self.settings.fast_mode = bool(enabled)
 
+    def set_approval(self, policy: Approval) -> None:
+        """When tools ask the user first; applies from the next tool call."""
+        self._check_running()
+        self.settings.approval = parse_approval(policy)
+
     @property
     def busy(self) -> bool:
         return self._current is not None or bool(self._queue)
@@ -180,16 +198,18 @@ class Agent:
         snapshot: object,
         *,
         tools: ToolBox | None = None,
+        approver: Approver | None = None,
     ) -> Agent:
         """An agent restored from ``snapshot()``; raises InvalidSnapshot if it is not one."""
-        effort, fast_mode, items = snapshots.load(snapshot)
+        effort, fast_mode, approval, items = snapshots.load(snapshot)
         return cls(
             task_group,
             model,
             config,
-            settings=Settings(effort, fast_mode),
+            settings=Settings(effort, fast_mode, parse_approval(approval)),
             history=History(items),
             tools=tools,
+            approver=approver,
         )
 
     async def shutdown(self) -> None:
@@ -216,9 +236,12 @@ class Agent:
             self._task_group,
             self._model,
             self.config,
-            settings=Settings(self.settings.effort, self.settings.fast_mode),
+            settings=Settings(
+                self.settings.effort, self.settings.fast_mode, self.settings.approval
+            ),
             history=history,
             tools=self._tools,
+            approver=self._approver,
         )
 
     def _emit(self, event: AgentEvent) -> None:
@@ -407,7 +430,11 @@ class _TurnRun:
             emit_output=emit_output,
             emit_plan=emit_plan,
         )
-        result = await agent._tools.run(call, context)
+        denial = await self._approve(call)
+        if denial is not None:
+            result = ToolResult(output=denial, status="failed")
+        else:
+            result = await agent._tools.run(call, context)
         step.outputs.append(call_output(call.call_id, result.output))
         step.running = None
         agent._emit(
@@ -418,6 +445,25 @@ class _TurnRun:
                 exit_code=result.exit_code,
             )
         )
+
+    async def _approve(self, call: ToolCall) -> str | None:
+        """Ask the user if the policy says so; the output the model sees if denied."""
+        agent = self.agent
+        if not needs_approval(agent.settings.approval, call, agent._allowances):
+            return None
+        if agent._approver is None:
+            return denied_output(call, "approval is required but no one can be asked")
+        request = request_for(self.turn.id, call, agent._tools.title(call, agent.workspace))
+        try:
+            answer = await agent._approver(request)
+        except Exception as exc:  # the editor went away or answered nonsense: deny, safely
+            log.warning("approval request failed: %s", exc)
+            return denied_output(call, f"the editor could not be asked ({exc})")
+        if answer.decision == "deny":
+            return denied_output(call, answer.reason)
+        if answer.decision == "allowSession":
+            agent._allowances.remember(call)
+        return None
 
     async def abandon(self) -> Receipt:
         """After a cancel: kill what is left, answer every open call, commit, report."""

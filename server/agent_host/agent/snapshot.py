@@ -28,11 +28,12 @@ def dump(model: str, settings: Settings, items: Sequence[Item]) -> dict[str, Any
         "model": model,
         "effort": settings.effort,
         "fastMode": settings.fast_mode,
+        "approval": settings.approval,
         "items": list(items),
     }
 
 
-def load(snapshot: object) -> tuple[Effort, bool, list[Item]]:
+def load(snapshot: object) -> tuple[Effort, bool, str, list[Item]]:
     if not isinstance(snapshot, dict):
         raise InvalidSnapshot(f"a snapshot must be a JSON object, not {type(snapshot).__name__}")
     if snapshot.get("format") != FORMAT:
@@ -47,11 +48,14 @@ def load(snapshot: object) -> tuple[Effort, bool, list[Item]]:
     fast_mode = snapshot.get("fastMode")
     if not isinstance(fast_mode, bool):
         raise InvalidSnapshot("snapshot fastMode must be true or false")
+    approval = snapshot.get("approval", "never")
+    if approval not in ("never", "on-request", "always"):
+        raise InvalidSnapshot(f"snapshot approval {approval!r} is not a known policy")
     items = snapshot.get("items")
     if not isinstance(items, list):
         raise InvalidSnapshot("snapshot items must be a list")
     _check_items(items)
-    return effort, fast_mode, items
+    return effort, fast_mode, approval, items
 
 
 def _check_items(items: list[Any]) -> None:

@@ -21,6 +21,7 @@ FORK = "agent/fork"
 CLOSE_PANE = "agent/closePane"
 SET_THINKING = "agent/setThinking"
 SET_FAST_MODE = "agent/setFastMode"
+SET_APPROVAL = "agent/setApproval"
 AUXILIARY = "agent/auxiliary"
 NEW_SESSION = "agent/newSession"
 EVENT = "agent/event"
@@ -43,9 +44,11 @@ METHODS: tuple[Method, ...] = (
     Method(CLOSE_PANE, "client→server", "request", types.ClosePaneParams),
     Method(SET_THINKING, "client→server", "request", types.SetThinkingParams),
     Method(SET_FAST_MODE, "client→server", "request", types.SetFastModeParams),
+    Method(SET_APPROVAL, "client→server", "request", types.SetApprovalParams),
     Method(AUXILIARY, "client→server", "request", types.AuxiliaryParams),
     Method(NEW_SESSION, "client→server", "request", types.NewSessionParams),
     Method(EVENT, "server→client", "notification"),
+    Method(REQUEST_APPROVAL, "server→client", "request"),
 )
 
 CLIENT_REQUESTS = tuple(m.name for m in METHODS if m.direction == "client→server")

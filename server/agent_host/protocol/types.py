@@ -86,6 +86,12 @@ class SetFastModeParams:
 
 
 @attrs.define(frozen=True)
+class SetApprovalParams:
+    approval: Approval
+    pane: str = "main"
+
+
+@attrs.define(frozen=True)
 class AuxiliaryParams:
     prompt: str
     pane: str = "main"

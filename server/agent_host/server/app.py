@@ -28,6 +28,7 @@ from agent_host.config import ConfigError
 from agent_host.protocol import errors, methods
 from agent_host.protocol.converter import parse
 from agent_host.protocol.types import InitializationOptions
+from agent_host.server.approval import EditorApprover
 from agent_host.server.session import ServerOptions, Session, workspace_from
 
 log = logging.getLogger(__name__)
@@ -45,6 +46,13 @@ class RawRequest:
     method: str
     jsonrpc: str
     params: Any = None
+
+
+@attrs.define
+class RawResponse:
+    id: int | str
+    jsonrpc: str
+    result: Any = None
 
 
 @attrs.define
@@ -83,6 +91,11 @@ class AgentProtocol(LanguageServerProtocol):
         if method in methods.CLIENT_REQUESTS or method == _INVALID:
             return RawRequest
         return super().get_message_type(method)
+
+    def get_result_type(self, method: str) -> type[Any] | None:  # type: ignore[override]
+        if method == methods.REQUEST_APPROVAL:
+            return RawResponse  # the editor's answer, as plain JSON
+        return super().get_result_type(method)
 
     def structure_message(self, data: dict[str, Any]) -> Any:
         try:
@@ -172,6 +185,7 @@ class AgentServer(LanguageServer):
             max_workers=4,
         )
         self.session = Session(self._notify_event, options or ServerOptions())
+        self.session.approver = EditorApprover(self)
         self.exit_requested = anyio.Event()
         self.exit_code = 0
         self.shutdown_requested = False

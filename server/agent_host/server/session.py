@@ -22,6 +22,7 @@ import anyio.abc
 
 from agent_host.agent import events as ev
 from agent_host.agent.agent import Agent, Settings
+from agent_host.agent.approval import Approver
 from agent_host.agent.interrupt import CancelToken
 from agent_host.config import AgentConfig, ModelConfig, ToolConfig, parse_effort
 from agent_host.model.client import ResponsesClient, warm_up
@@ -63,6 +64,7 @@ class Session:
         self._ended: set[int] = set()
         self._stopping = False
         self._shutdown = CancelToken()
+        self.approver: Approver | None = None
 
     # --- life cycle ------------------------------------------------------------------
 
@@ -95,9 +97,12 @@ class Session:
         settings = Settings(
             effort=parse_effort(options.effort) if options.effort else "medium",
             fast_mode=bool(options.fast_mode),
+            approval=options.approval,
         )
         assert self._group is not None
-        agent = Agent(self._group, self.client, self.config, settings=settings)
+        agent = Agent(
+            self._group, self.client, self.config, settings=settings, approver=self.approver
+        )
         self.worker = PaneWorker(agent)
         self.relay.attach(wm.MAIN, agent.events)
         self._group.start_soon(self._run_worker)
@@ -149,6 +154,10 @@ class Session:
 
     def next_fork_pane(self) -> str:
         return f"fork-{next(self._fork_ids)}"
+
+    def pane_of(self, turn_id: int) -> str:
+        worker = self.worker
+        return (worker.pane_of(turn_id) if worker is not None else None) or wm.MAIN
 
     def next_steer_id(self) -> int:
         return next(self._steer_ids)

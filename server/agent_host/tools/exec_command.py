@@ -26,7 +26,10 @@ from agent_host.tools.base import (
     get_str,
     shorten,
 )
+from agent_host.tools.cgroups import CommandCgroup
 from agent_host.tools.workspace import Workspace
+
+_JOIN_CGROUP = 'echo $$ > "$1" 2>/dev/null; exec bash -lc "$2"'
 
 # After the shell exits, how long background children may keep its output
 # pipe open before we stop reading and kill them.
@@ -108,8 +111,14 @@ class ExecCommand:
 
         capture = OutputCapture(ctx.config.output_head_bytes, ctx.config.output_tail_bytes)
         started = time.monotonic()
+        cgroup = CommandCgroup.create()
+        argv = ["bash", "-lc", cmd]
+        if cgroup is not None:
+            # The shell moves itself into the command's cgroup before bash starts,
+            # so every process the command ever makes is born inside it.
+            argv = ["/bin/sh", "-c", _JOIN_CGROUP, "agent-host", cgroup.procs_file, cmd]
         process = await anyio.open_process(
-            ["bash", "-lc", cmd],
+            argv,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -117,7 +126,7 @@ class ExecCommand:
             env=ctx.processes.environment(ctx.config.tool_environment()),
             start_new_session=True,
         )
-        ctx.processes.adopt(process.pid)
+        ctx.processes.adopt(process.pid, cgroup)
         cancelled = False
         try:
             with anyio.move_on_after(timeout) as deadline:

@@ -12,9 +12,13 @@ each a net for a different escape:
   grandchild is re-parented to us instead of to init and stays findable by
   descent — and we reap the ones that are not our own direct spawns.
 
-What this cannot catch (documented in docs/reliability.md): a process that
-both clears its environment and escapes the tree, e.g. handed off to a system
-daemon (``systemd-run``, ``at``) — it was never our child.
+Where the system lets us make cgroups, each command also runs in a cgroup of
+its own (``cgroups.py``), which nothing can leave: that is the first net, and
+the others catch anything on systems without one.
+
+What the sweep alone cannot catch (documented in docs/reliability.md): a
+process that both clears its environment and escapes the tree, e.g. handed off
+to a system daemon (``systemd-run``, ``at``) — it was never our child.
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import anyio
+
+from agent_host.tools.cgroups import CommandCgroup
 
 MARKER_VARIABLE = "AGENT_HOST_PROCESS_SCOPE"
 _PR_SET_CHILD_SUBREAPER = 36
@@ -108,6 +114,7 @@ class ProcessScope:
         enable_subreaper()
         self.marker = f"{MARKER_VARIABLE}={uuid.uuid4().hex}"
         self._leaders: set[int] = set()
+        self._cgroups: dict[int, CommandCgroup] = {}
         # What kills made while the turn was being cancelled achieved (the receipt).
         self.cancel_report = KillReport()
 
@@ -115,14 +122,19 @@ class ProcessScope:
         name, _, value = self.marker.partition("=")
         return {**env, name: value}
 
-    def adopt(self, pid: int) -> None:
-        """Track a process group leader we just started."""
+    def adopt(self, pid: int, cgroup: CommandCgroup | None = None) -> None:
+        """Track a process group leader we just started (and the cgroup it runs in)."""
         self._leaders.add(pid)
         _direct_children.add(pid)
+        if cgroup is not None:
+            self._cgroups[pid] = cgroup
 
     def forget(self, pid: int) -> None:
         self._leaders.discard(pid)
         _direct_children.discard(pid)
+        cgroup = self._cgroups.pop(pid, None)
+        if cgroup is not None:
+            cgroup.remove()
 
     def members(self, leaders: Iterable[int] | None = None) -> set[int]:
         """Live processes belonging to the given leaders (default: the whole turn)."""
@@ -132,6 +144,10 @@ class ProcessScope:
         me = os.getpid()
         marker = self.marker.encode()
         found: set[int] = set()
+        for root in roots:
+            cgroup = self._cgroups.get(root)
+            if cgroup is not None:
+                found |= {pid for pid in cgroup.pids() if pid in table and not table[pid].zombie}
         for proc in table.values():
             if proc.pid == me or proc.zombie:
                 continue
@@ -157,6 +173,11 @@ class ProcessScope:
         targets = self.members(leaders)
         if not targets:
             return KillReport()
+        roots = self._leaders if leaders is None else set(leaders)
+        for root in roots:
+            cgroup = self._cgroups.get(root)
+            if cgroup is not None:
+                cgroup.kill()  # atomic, and nothing can have left it
         for pid in targets:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)

@@ -143,6 +143,13 @@ class SetFastMode:
 
 
 @dataclass(slots=True)
+class SetApproval:
+    pane: PaneId
+    policy: str
+    reply: Completion[ApprovalUpdated] | None = None
+
+
+@dataclass(slots=True)
 class CancelAll:
     pane: PaneId
     reply: Completion[TurnsCancelled] | None = None
@@ -179,6 +186,7 @@ Command = (
     | ReplaceAgent
     | SetThinking
     | SetFastMode
+    | SetApproval
     | CancelAll
     | Cancel
     | OpenFork
@@ -295,6 +303,13 @@ class FastModeUpdated:
 
 
 @dataclass(frozen=True, slots=True)
+class ApprovalUpdated:
+    pane: PaneId
+    policy: str
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Stopped:
     error: str | None = None
 
@@ -313,5 +328,6 @@ WorkerEvent = (
     | AgentReplaced
     | ThinkingUpdated
     | FastModeUpdated
+    | ApprovalUpdated
     | Stopped
 )

@@ -41,6 +41,7 @@ from agent_host.worker.messages import (
     PRIMARY_UNAVAILABLE,
     STOPPING,
     AgentReplaced,
+    ApprovalUpdated,
     Auxiliary,
     AuxiliaryCancelled,
     AuxiliaryFailed,
@@ -58,6 +59,7 @@ from agent_host.worker.messages import (
     PaneClosed,
     PaneId,
     ReplaceAgent,
+    SetApproval,
     SetFastMode,
     SetThinking,
     Steer,
@@ -115,6 +117,10 @@ class PaneWorker:
 
     def agent(self, pane: PaneId) -> Agent | None:
         return self._agents.get(pane)
+
+    def pane_of(self, turn_id: TurnId) -> PaneId | None:
+        """The pane a running or queued turn belongs to now."""
+        return next((key[0] for key in self._turns if key[1] == turn_id), None)
 
     @property
     def fork_pane(self) -> PaneId | None:
@@ -210,6 +216,8 @@ class PaneWorker:
                 self._set_thinking(command)
             case SetFastMode():
                 self._set_fast_mode(command)
+            case SetApproval():
+                self._set_approval(command)
             case OpenFork():
                 self._open_fork(command)
             case CancelAll():
@@ -243,6 +251,8 @@ class PaneWorker:
                 _answer(command.reply, ThinkingUpdated(command.pane, command.effort, message))
             case SetFastMode():
                 _answer(command.reply, FastModeUpdated(command.pane, command.enabled, message))
+            case SetApproval():
+                _answer(command.reply, ApprovalUpdated(command.pane, command.policy, message))
             case OpenFork():
                 _answer(command.reply, ForkFailed(command.pane, message, "stopping"))
             case CancelAll() | Cancel():
@@ -452,6 +462,15 @@ class PaneWorker:
     def _set_fast_mode(self, command: SetFastMode) -> None:
         error = _apply(self._agents.get(command.pane), lambda a: a.set_fast_mode(command.enabled))
         event = FastModeUpdated(command.pane, command.enabled, error)
+        self._emit(event)
+        _answer(command.reply, event)
+
+    def _set_approval(self, command: SetApproval) -> None:
+        error = _apply(
+            self._agents.get(command.pane),
+            lambda a: a.set_approval(command.policy),  # type: ignore[arg-type]
+        )
+        event = ApprovalUpdated(command.pane, command.policy, error)
         self._emit(event)
         _answer(command.reply, event)
 

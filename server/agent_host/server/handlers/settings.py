@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent_host.config import ConfigError, parse_effort
 from agent_host.protocol import errors, methods
-from agent_host.protocol.types import SetFastModeParams, SetThinkingParams
+from agent_host.protocol.types import SetApprovalParams, SetFastModeParams, SetThinkingParams
 from agent_host.worker import messages as wm
 
 if TYPE_CHECKING:
@@ -19,6 +19,7 @@ log = logging.getLogger(__name__)
 def register(server: AgentServer) -> None:
     server.agent_method(methods.SET_THINKING, SetThinkingParams)(set_thinking)
     server.agent_method(methods.SET_FAST_MODE, SetFastModeParams)(set_fast_mode)
+    server.agent_method(methods.SET_APPROVAL, SetApprovalParams)(set_approval)
 
 
 async def set_thinking(server: AgentServer, params: SetThinkingParams) -> dict[str, Any]:
@@ -39,6 +40,16 @@ async def set_fast_mode(server: AgentServer, params: SetFastModeParams) -> dict[
     if result.error is not None:
         raise _error(params.pane, result.error)
     return {"pane": params.pane, "enabled": params.enabled}
+
+
+async def set_approval(server: AgentServer, params: SetApprovalParams) -> dict[str, Any]:
+    session = server.session
+    session.check_pane(params.pane)
+    reply: wm.Completion[wm.ApprovalUpdated] = wm.Completion()
+    result = await session.command(wm.SetApproval(params.pane, params.approval, reply), reply)
+    if result.error is not None:
+        raise _error(params.pane, result.error)
+    return {"pane": params.pane, "approval": params.approval}
 
 
 def _error(pane: str, message: str) -> errors.ProtocolError:
