@@ -69,11 +69,14 @@ class ModelConfig:
     ) -> ModelConfig:
         env = os.environ if env is None else env
         idle = env.get("AGENT_HOST_IDLE_TIMEOUT")
+        # Mostly for tests and impatient local setups: the first retry's delay.
+        delay = env.get("AGENT_HOST_RETRY_BASE_DELAY")
         return cls(
             model=model or env.get("AGENT_HOST_MODEL") or DEFAULT_MODEL,
             base_url=base_url or env.get("OPENAI_BASE_URL") or None,
             api_key=env.get("OPENAI_API_KEY") or None,
             idle_timeout=float(idle) if idle else cls.idle_timeout,
+            retry_base_delay=float(delay) if delay else cls.retry_base_delay,
         )
 
     def missing_credentials(self) -> str | None:
