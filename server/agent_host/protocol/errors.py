@@ -69,5 +69,9 @@ class PaneBusy(ProtocolError):
         super().__init__(f"pane {pane!r} has turns in flight", {"pane": pane})
 
 
+class RequestCancelled(ProtocolError):
+    CODE = REQUEST_CANCELLED
+
+
 class InternalError(ProtocolError):
     CODE = INTERNAL_ERROR

@@ -8,6 +8,7 @@ unless asked otherwise.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import threading
 from collections.abc import Callable
@@ -34,6 +35,7 @@ def configure(level: str = "WARNING", log_file: str | None = None) -> None:
         else logging.StreamHandler(sys.stderr)
     )
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(RedactingFilter(os.environ.get("OPENAI_API_KEY")))
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(numeric)
@@ -41,6 +43,22 @@ def configure(level: str = "WARNING", log_file: str | None = None) -> None:
     logging.getLogger("pygls").setLevel(
         max(numeric, logging.WARNING) if numeric > logging.DEBUG else numeric
     )
+
+
+class RedactingFilter(logging.Filter):
+    """Blanks the API key (and anything key-shaped) out of every record, whoever
+    logged it — the SDK and the HTTP library included, at any level."""
+
+    def __init__(self, secret: str | None) -> None:
+        super().__init__()
+        self._secret = secret
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        cleaned = redact(message, self._secret)
+        if cleaned != message:
+            record.msg, record.args = cleaned, None
+        return True
 
 
 class ClientLogHandler(logging.Handler):

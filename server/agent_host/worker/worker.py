@@ -508,23 +508,26 @@ class PaneWorker:
             self._emit(TurnsCancelled(pane, 0, None))
             _answer(command.reply, Failure("pane_unavailable", PANE_UNAVAILABLE))
             return
-        # Main always exists: without a fork to take its place, a fresh one does.
-        replacement = agent.spawn() if pane == MAIN and self._fork is None else None
+        closing = [key for key in self._turns if key[0] == pane]
+        # Main always exists, even while it closes: the fork (or, without one, a
+        # fresh agent) takes its place at once, and commands sent to main from
+        # now on wait in main's lane, then go to the successor.
+        promoted: PaneId | None = None
+        if pane == MAIN and self._fork is not None:
+            promoted = self._promote_fork()
+        elif pane == MAIN:
+            replacement = agent.spawn()
+            self._agents[MAIN] = replacement
+            self._emit(AgentReplaced(MAIN, replacement, replacement.events))
         if pane == self._fork:
             self._fork = None
-        cancelled = await self._cancel(pane, [key for key in self._turns if key[0] == pane])
+        cancelled = await self._cancel(pane, closing)
         error = cancelled.error
         try:
             await agent.shutdown()
         except AgentError as exc:
             error = error or str(exc)
         self._emit(TurnsCancelled(pane, cancelled.count, error, cancelled.receipts))
-        promoted: PaneId | None = None
-        if pane == MAIN and self._fork is not None:
-            promoted = self._promote_fork()
-        elif replacement is not None:
-            self._agents[MAIN] = replacement
-            self._emit(AgentReplaced(MAIN, replacement, replacement.events))
         closed = PaneClosed(pane, cancelled.count, promoted)
         self._emit(closed)
         _answer(command.reply, closed)

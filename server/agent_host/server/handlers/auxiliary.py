@@ -43,7 +43,13 @@ async def auxiliary(server: AgentServer, params: AuxiliaryParams) -> dict[str, A
     if isinstance(result, str):
         return {"text": result}
     if isinstance(result, wm.AuxiliaryCancelled):
-        raise errors.AgentStopped("the auxiliary job was cancelled: the server is shutting down")
+        if session.stopping:
+            raise errors.AgentStopped(
+                "the auxiliary job was cancelled: the server is shutting down"
+            )
+        raise errors.RequestCancelled(
+            "the auxiliary job was cancelled (agent/cancel or its pane closed)"
+        )
     if result.message == wm.PANE_UNAVAILABLE:
         raise errors.PaneUnavailable(params.pane)
     raise errors.InternalError(f"the auxiliary job failed: {result.message}")
