@@ -24,8 +24,7 @@ def _serve(args: argparse.Namespace) -> int:
     from agent_host.server import logs
 
     logs.configure(args.log_level, args.log_file)
-    from agent_host.server.app import AgentServer
-    from agent_host.server.session import ServerOptions
+    from agent_host.server.app import AgentServer, ServerOptions
     from agent_host.server.transport import serve_stdio, serve_tcp, serve_ws
 
     address = args.tcp or args.ws
@@ -62,6 +61,7 @@ def _loopback(host: str) -> bool:
 
 def _bridge_logs(server: object) -> None:
     import logging
+    import os
 
     from agent_host.server.app import AgentServer
     from agent_host.server.logs import ClientLogHandler
@@ -69,11 +69,10 @@ def _bridge_logs(server: object) -> None:
     assert isinstance(server, AgentServer)
 
     def secret() -> str | None:
-        client = server.session.client
-        return client.config.api_key if client is not None else None
+        return os.environ.get("OPENAI_API_KEY")
 
     def send(params: object) -> None:
-        if server.session.started:
+        if server.started:
             server.window_log_message(params)  # type: ignore[arg-type]
 
     logging.getLogger("agent_host").addHandler(ClientLogHandler(send, secret))

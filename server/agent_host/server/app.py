@@ -10,12 +10,12 @@ the session and registers the handlers.
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 from collections.abc import Awaitable, Callable, Generator
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-import anyio
 import attrs
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
@@ -24,16 +24,15 @@ from pygls.protocol import LanguageServerProtocol, default_converter
 from pygls.protocol.language_server import lsp_method
 
 from agent_host import __version__
-from agent_host.config import ConfigError
 from agent_host.protocol import errors, methods
 from agent_host.protocol.converter import parse
 from agent_host.protocol.types import InitializationOptions
-from agent_host.server.approval import EditorApprover
-from agent_host.server.session import ServerOptions, Session, workspace_from
+from agent_host.server.paths import workspace_from
+
+if TYPE_CHECKING:
+    from agent_host.server.session import Session
 
 log = logging.getLogger(__name__)
-
-P = TypeVar("P")
 
 _INVALID = "agentHost/invalidMessage"
 
@@ -60,6 +59,15 @@ class RawNotification:
     method: str
     jsonrpc: str
     params: Any = None
+
+
+@dataclass(frozen=True)
+class ServerOptions:
+    """Set on the command line, before any client connects."""
+
+    log_level: str = "WARNING"
+    # Required in ``initializationOptions.token`` when set (non-loopback listeners).
+    token: str | None = None
 
 
 class SoftCancel:
@@ -134,13 +142,13 @@ class AgentProtocol(LanguageServerProtocol):
     def lsp_initialize(
         self, params: lsp.InitializeParams
     ) -> Generator[Any, Any, lsp.InitializeResult]:
-        session = self._server.session
-        if session.started:
+        server = self._server
+        if server.configured is not None:
             raise errors.InvalidRequest("initialize was already received")
         options = parse(
             params.initialization_options, InitializationOptions, what="initializationOptions"
         )
-        expected = session.options.token
+        expected = server.options.token
         if expected is not None and options.token != expected:
             raise errors.InvalidRequest(
                 "this server requires a token: pass initializationOptions.token"
@@ -150,12 +158,10 @@ class AgentProtocol(LanguageServerProtocol):
         root = workspace_from(options, params.root_uri, params.root_path, folders)
         if not root.is_dir():
             raise JsonRpcInvalidParams(f"the workspace {str(root)!r} is not a directory")
-        try:
-            session.start(options, root)
-        except ConfigError as exc:
-            raise JsonRpcInvalidParams(str(exc)) from None
+        # The session (agents, worker, model client) starts right after this
+        # answer, so that answering initialize pays only for pygls itself.
+        server.configured = (options, root)
         result.capabilities.experimental = {"agentHost": methods.capabilities()}
-        log.info("serving workspace %s", root)
         return result
 
     @lsp_method(lsp.EXIT)
@@ -184,14 +190,60 @@ class AgentServer(LanguageServer):
             converter_factory=default_converter,
             max_workers=4,
         )
-        self.session = Session(self._notify_event, options or ServerOptions())
-        self.session.approver = EditorApprover(self)
-        self.exit_requested = anyio.Event()
+        self.options = options or ServerOptions()
+        # Set by initialize; the session is made from it.
+        self.configured: tuple[InitializationOptions, Path] | None = None
+        self._session: Session | None = None
+        self._starting: asyncio.Task[Session] | None = None
+        self.exit_requested = asyncio.Event()
         self.exit_code = 0
         self.shutdown_requested = False
         self._inflight: set[asyncio.Task[Any]] = set()
         self.soft_cancels: dict[Any, SoftCancel] = {}
         self._register()
+
+    # --- the session ------------------------------------------------------------------
+
+    @property
+    def started(self) -> bool:
+        return self._session is not None
+
+    async def session(self) -> Session:
+        """The running session, started on first use after initialize."""
+        if self._session is not None:
+            if self._session.stopping:
+                raise errors.AgentStopped()
+            return self._session
+        if self.configured is None:
+            raise errors.InvalidRequest("the server is not initialized yet: send initialize first")
+        if self.shutdown_requested or self.exit_requested.is_set():
+            raise errors.AgentStopped()
+        if self._starting is None:
+            self._starting = asyncio.ensure_future(self._start())
+        return await asyncio.shield(self._starting)
+
+    async def _start(self) -> Session:
+        from agent_host.server.approval import EditorApprover
+        from agent_host.server.session import Session
+
+        assert self.configured is not None
+        options, root = self.configured
+        session = Session(self._notify_event, EditorApprover(self))
+        await session.start(options, root)
+        self._session = session
+        log.info("serving workspace %s", root)
+        return session
+
+    async def stop_session(self) -> None:
+        """Cancel every turn, answer every request, kill every process."""
+        if self._starting is not None:
+            try:
+                await self._starting
+            except Exception:
+                pass
+        if self._session is not None:
+            await self._session.stop()
+        await self.wait_for_requests()
 
     def _notify_event(self, params: dict[str, Any]) -> None:
         # A plain dict goes straight to json.dumps: the cheapest notification pygls can send.
@@ -215,50 +267,57 @@ class AgentServer(LanguageServer):
         window = self.client_capabilities.window if self.protocol._workspace else None
         return bool(window and window.work_done_progress)
 
-    def agent_method(
-        self, name: str, params_type: type[P]
-    ) -> Callable[[Callable[[AgentServer, P], Awaitable[Any]]], None]:
-        """Register a handler that gets typed params and is tracked until it answers."""
+    # --- handlers -----------------------------------------------------------------------
 
-        def register(handler: Callable[[AgentServer, P], Awaitable[Any]]) -> None:
-            @functools.wraps(handler)
-            async def wrapper(raw: Any) -> Any:
-                task = asyncio.current_task()
-                assert task is not None
-                self._inflight.add(task)
-                try:
-                    return await handler(self, parse(raw, params_type))
-                finally:
-                    self._inflight.discard(task)
+    def _dispatcher(self, name: str) -> Callable[[Any], Awaitable[Any]]:
+        """The pygls handler of one ``agent/*`` method: parse, then delegate.
 
-            self.feature(name)(wrapper)
+        Handler modules are imported on the first request, not at start-up.
+        """
 
-        return register
+        async def dispatch(raw: Any) -> Any:
+            from agent_host.server.handlers import HANDLERS
+
+            params_type, handler = HANDLERS[name]
+            task = asyncio.current_task()
+            assert task is not None
+            self._inflight.add(task)
+            try:
+                return await handler(self, parse(raw, params_type))
+            finally:
+                self._inflight.discard(task)
+
+        return dispatch
 
     async def wait_for_requests(self, timeout: float = 10.0) -> None:
         """Wait until every tracked request has been answered (at shutdown)."""
-        with anyio.move_on_after(timeout):
-            while self._inflight:
-                await asyncio.wait(set(self._inflight))
+        current = asyncio.current_task()
+        pending = {task for task in self._inflight if task is not current}
+        if pending:
+            await asyncio.wait(pending, timeout=timeout)
 
     def _register(self) -> None:
-        from agent_host.server.handlers import auxiliary, panes, settings, turns
-
-        for module in (turns, panes, settings, auxiliary):
-            module.register(self)
+        for name in methods.CLIENT_REQUESTS:
+            self.feature(name)(self._dispatcher(name))
 
         @self.feature(_INVALID)
         async def invalid(raw: Any) -> None:
             raise JsonRpcInvalidParams(str((raw or {}).get("error") or "invalid params"))
 
+        @self.feature(lsp.INITIALIZED)
+        async def initialized(*_: Any) -> None:
+            await self.session()  # start now, so the first submit finds everything ready
+
         @self.feature(lsp.SHUTDOWN)
         async def shutdown(*_: Any) -> None:
-            await self.session.stop()
-            await self.wait_for_requests()
+            await self.stop_session()
 
         @self.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
         async def did_change_configuration(params: lsp.DidChangeConfigurationParams) -> None:
-            await settings.apply_configuration(self, params.settings)
+            from agent_host.server.handlers.settings import apply_configuration
+
+            if self.started:
+                await apply_configuration(self, params.settings)
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         # Errors are answered to the request that caused them; never pop up a

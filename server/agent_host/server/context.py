@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agent_host.protocol.types import Context
-from agent_host.server.session import uri_to_path
+from agent_host.server.paths import uri_to_path
 
 _FENCE = "```"
 

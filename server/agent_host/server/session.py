@@ -7,15 +7,15 @@ events into what the handlers and the editor need.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import logging
 import os
 import threading
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
-from urllib.parse import unquote, urlparse
 
 import anyio
 import anyio.abc
@@ -38,19 +38,10 @@ log = logging.getLogger(__name__)
 R = TypeVar("R")
 
 
-@dataclass(frozen=True)
-class ServerOptions:
-    """Set on the command line, before any client connects."""
-
-    log_level: str = "WARNING"
-    # Required in ``initializationOptions.token`` when set (non-loopback listeners).
-    token: str | None = None
-
-
 class Session:
-    def __init__(self, notify: Callable[[dict[str, Any]], None], options: ServerOptions) -> None:
-        self.options = options
+    def __init__(self, notify: Callable[[dict[str, Any]], None], approver: Approver) -> None:
         self.relay = EventRelay(notify, self._observe)
+        self.approver = approver
         self._group: anyio.abc.TaskGroup | None = None
         self.worker: PaneWorker | None = None
         self.client: ResponsesClient | None = None
@@ -64,7 +55,7 @@ class Session:
         self._ended: set[int] = set()
         self._stopping = False
         self._shutdown = CancelToken()
-        self.approver: Approver | None = None
+        self._runner: asyncio.Task[None] | None = None
 
     # --- life cycle ------------------------------------------------------------------
 
@@ -73,21 +64,34 @@ class Session:
         assert self._group is not None
         self._group.start_soon(function, *args)
 
-    def bind(self, group: anyio.abc.TaskGroup) -> None:
-        self._group = group
-        self.relay.bind(group)
+    async def start(self, options: InitializationOptions, root: Path) -> None:
+        """Create the main agent and the worker, in a task group of their own."""
+        ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._runner = asyncio.ensure_future(self._run(options, root, ready))
+        await ready
 
-    @property
-    def started(self) -> bool:
-        return self.worker is not None
+    async def _run(
+        self, options: InitializationOptions, root: Path, ready: asyncio.Future[None]
+    ) -> None:
+        try:
+            async with anyio.create_task_group() as group:
+                self._group = group
+                self.relay.bind(group)
+                self._create(options, root)
+                ready.set_result(None)
+                await self._worker_done.wait()
+                group.cancel_scope.cancel()  # what is left (relay pumps, progress jobs)
+        except BaseException as exc:
+            if not ready.done():
+                ready.set_exception(exc if isinstance(exc, Exception) else RuntimeError(exc))
+            raise
 
-    def start(
+    def _create(
         self,
         options: InitializationOptions,
         root: Path,
         env: dict[str, str] | None = None,
     ) -> None:
-        """Create the main agent and the worker (at ``initialize``)."""
         environ = dict(os.environ if env is None else env)
         model = ModelConfig.from_env(environ, model=options.model, base_url=options.base_url)
         if options.idle_timeout is not None:
@@ -123,22 +127,21 @@ class Session:
         if self.worker is None:
             return
         self._shutdown.cancel()
-        with anyio.CancelScope(shield=True):
-            await self._worker_done.wait()
-            for pane in list(self.relay._channels):
-                self.relay.drain(pane)
-            if self.client is not None:
-                await self.client.aclose()
+        await self._worker_done.wait()
+        for pane in list(self.relay._channels):
+            self.relay.drain(pane)
+        if self.client is not None:
+            await self.client.aclose()
+        if self._runner is not None:
+            await asyncio.wait([self._runner])
 
     @property
     def stopping(self) -> bool:
         return self._stopping
 
     def check_ready(self) -> PaneWorker:
-        if self._stopping or (self.worker is not None and self.worker.stopping):
+        if self._stopping or self.worker is None or self.worker.stopping:
             raise errors.AgentStopped()
-        if self.worker is None:
-            raise errors.InvalidRequest("the server is not initialized yet: send initialize first")
         return self.worker
 
     def check_pane(self, pane: str) -> Agent:
@@ -247,25 +250,3 @@ class Session:
             message = describe(event)
             if message is not None:
                 progress.report(message)
-
-
-def workspace_from(
-    options: InitializationOptions, root_uri: str | None, root_path: str | None, folders: list[str]
-) -> Path:
-    """The workspace: the option, else the first folder, rootUri, rootPath, the cwd."""
-    for candidate in (options.workspace, *folders, root_uri, root_path):
-        if not candidate:
-            continue
-        path = uri_to_path(candidate)
-        if path is not None:
-            return path
-    return Path.cwd()
-
-
-def uri_to_path(value: str) -> Path | None:
-    if value.startswith("file:"):
-        parsed = urlparse(value)
-        return Path(unquote(parsed.path))
-    if "://" in value:
-        return None
-    return Path(value)

@@ -18,7 +18,6 @@ import sys
 import threading
 from typing import Any, BinaryIO
 
-import anyio
 from pygls.io_ import StdoutWriter, run_async, run_websocket
 
 from agent_host.server.app import AgentServer
@@ -92,19 +91,16 @@ async def _serve(server: AgentServer, read: Any) -> int:
             loop.add_signal_handler(signum, server.request_exit, 0)
         except (NotImplementedError, RuntimeError):
             pass
-    async with anyio.create_task_group() as group:
-        server.session.bind(group)
 
-        async def reader() -> None:
-            await read()
-            log.info("input closed")
-            server.request_exit(0)
+    async def reader() -> None:
+        await read()
+        log.info("input closed")
+        server.request_exit(0)
 
-        group.start_soon(reader)
-        await server.exit_requested.wait()
-        await server.session.stop()
-        await server.wait_for_requests()
-        group.cancel_scope.cancel()
+    reading = asyncio.ensure_future(reader())
+    await server.exit_requested.wait()
+    await server.stop_session()
+    reading.cancel()
     return server.exit_code
 
 

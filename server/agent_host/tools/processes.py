@@ -38,6 +38,8 @@ import anyio
 from agent_host.tools.cgroups import CommandCgroup
 
 MARKER_VARIABLE = "AGENT_HOST_PROCESS_SCOPE"
+# How long processes get to exit on SIGTERM before SIGKILL.
+TERM_GRACE = 0.05
 _PR_SET_CHILD_SUBREAPER = 36
 # Pids this server spawned directly: their exit status belongs to the event
 # loop's child watcher, so our reaper must never wait() for them.
@@ -167,35 +169,56 @@ class ProcessScope:
                     found.add(proc.pid)
         return found
 
-    async def kill(self, leaders: Iterable[int] | None = None, *, grace: float = 2.0) -> KillReport:
-        """SIGKILL every member (of some leaders, or of the whole turn) and wait
-        until they are gone; report how many were killed and how many survived."""
+    async def kill(
+        self,
+        leaders: Iterable[int] | None = None,
+        *,
+        term_grace: float = TERM_GRACE,
+        grace: float = 2.0,
+    ) -> KillReport:
+        """Stop every member (of some leaders, or of the whole turn) and wait
+        until they are gone; report how many were killed and how many survived.
+
+        SIGTERM first, so shells run their exit traps (a login shell's pyenv,
+        for one, holds a lock it only releases in a trap); after ``term_grace``
+        whatever is left gets SIGKILL — and the cgroup's atomic kill, which
+        also takes whatever was forked in the meantime.
+        """
         targets = self.members(leaders)
         if not targets:
             return KillReport()
+        _signal(targets, signal.SIGTERM)
+        alive = await _wait_gone(targets, term_grace)
         roots = self._leaders if leaders is None else set(leaders)
         for root in roots:
             cgroup = self._cgroups.get(root)
             if cgroup is not None:
                 cgroup.kill()  # atomic, and nothing can have left it
-        for pid in targets:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
         # A new child may have been forked while we were signalling: sweep again.
         late = self.members(leaders) - targets
-        for pid in late:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
         targets |= late
-        deadline = time.monotonic() + grace
-        alive = targets
-        while True:
-            _reap(targets)
-            alive = {pid for pid in alive if _alive(pid)}
-            if not alive or time.monotonic() >= deadline:
-                break
-            await anyio.sleep(0.002)
+        _signal(alive | late, signal.SIGKILL)
+        alive = await _wait_gone(alive | late, grace)
+        _reap(targets)
         return KillReport(killed=len(targets) - len(alive), surviving=len(alive))
+
+
+def _signal(pids: Iterable[int], signum: int) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signum)
+
+
+async def _wait_gone(pids: set[int], timeout: float) -> set[int]:
+    """Wait up to ``timeout`` for the processes to die; the ones still alive."""
+    deadline = time.monotonic() + timeout
+    alive = set(pids)
+    while True:
+        _reap(pids)
+        alive = {pid for pid in alive if _alive(pid)}
+        if not alive or time.monotonic() >= deadline:
+            return alive
+        await anyio.sleep(0.001)
 
 
 def _alive(pid: int) -> bool:

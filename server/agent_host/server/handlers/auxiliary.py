@@ -16,12 +16,8 @@ if TYPE_CHECKING:
     from agent_host.server.app import AgentServer
 
 
-def register(server: AgentServer) -> None:
-    server.agent_method(methods.AUXILIARY, AuxiliaryParams)(auxiliary)
-
-
 async def auxiliary(server: AgentServer, params: AuxiliaryParams) -> dict[str, Any]:
-    session = server.session
+    session = await server.session()
     if not params.prompt.strip():
         raise errors.InvalidParams("invalid params: prompt: must not be empty")
     session.check_pane(params.pane)
@@ -53,3 +49,6 @@ async def auxiliary(server: AgentServer, params: AuxiliaryParams) -> dict[str, A
     if result.message == wm.PANE_UNAVAILABLE:
         raise errors.PaneUnavailable(params.pane)
     raise errors.InternalError(f"the auxiliary job failed: {result.message}")
+
+
+HANDLERS: dict[str, tuple[type, Any]] = {methods.AUXILIARY: (AuxiliaryParams, auxiliary)}

@@ -12,12 +12,6 @@ if TYPE_CHECKING:
     from agent_host.server.app import AgentServer
 
 
-def register(server: AgentServer) -> None:
-    server.agent_method(methods.FORK, ForkParams)(fork)
-    server.agent_method(methods.CLOSE_PANE, ClosePaneParams)(close_pane)
-    server.agent_method(methods.NEW_SESSION, NewSessionParams)(new_session)
-
-
 def _failure(pane: str, kind: str, message: str) -> errors.ProtocolError:
     if kind == "pane_unavailable":
         return errors.PaneUnavailable(pane)
@@ -31,7 +25,7 @@ def _failure(pane: str, kind: str, message: str) -> errors.ProtocolError:
 
 
 async def fork(server: AgentServer, params: ForkParams) -> dict[str, Any]:
-    session = server.session
+    session = await server.session()
     session.check_pane(params.pane)
     if session.check_ready().fork_pane is not None:
         raise errors.ForkAlreadyOpen()
@@ -43,7 +37,7 @@ async def fork(server: AgentServer, params: ForkParams) -> dict[str, Any]:
 
 
 async def close_pane(server: AgentServer, params: ClosePaneParams) -> dict[str, Any]:
-    session = server.session
+    session = await server.session()
     session.check_pane(params.pane)
     reply: wm.Completion[wm.PaneClosed | wm.Failure] = wm.Completion()
     result = await session.command(wm.ClosePane(params.pane, reply), reply)
@@ -53,10 +47,17 @@ async def close_pane(server: AgentServer, params: ClosePaneParams) -> dict[str, 
 
 
 async def new_session(server: AgentServer, params: NewSessionParams) -> dict[str, Any]:
-    session = server.session
+    session = await server.session()
     session.check_pane(params.pane)
     reply: wm.Completion[wm.AgentReplaced | wm.Failure] = wm.Completion()
     result = await session.command(wm.ReplaceAgent(params.pane, None, reply), reply)
     if isinstance(result, wm.Failure):
         raise _failure(params.pane, result.kind, result.message)
     return {"pane": result.pane, "sessionId": result.agent.session_id}
+
+
+HANDLERS: dict[str, tuple[type, Any]] = {
+    methods.FORK: (ForkParams, fork),
+    methods.CLOSE_PANE: (ClosePaneParams, close_pane),
+    methods.NEW_SESSION: (NewSessionParams, new_session),
+}

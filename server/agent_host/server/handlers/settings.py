@@ -16,14 +16,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def register(server: AgentServer) -> None:
-    server.agent_method(methods.SET_THINKING, SetThinkingParams)(set_thinking)
-    server.agent_method(methods.SET_FAST_MODE, SetFastModeParams)(set_fast_mode)
-    server.agent_method(methods.SET_APPROVAL, SetApprovalParams)(set_approval)
-
-
 async def set_thinking(server: AgentServer, params: SetThinkingParams) -> dict[str, Any]:
-    session = server.session
+    session = await server.session()
     session.check_pane(params.pane)
     reply: wm.Completion[wm.ThinkingUpdated] = wm.Completion()
     result = await session.command(wm.SetThinking(params.pane, params.effort, reply), reply)
@@ -33,7 +27,7 @@ async def set_thinking(server: AgentServer, params: SetThinkingParams) -> dict[s
 
 
 async def set_fast_mode(server: AgentServer, params: SetFastModeParams) -> dict[str, Any]:
-    session = server.session
+    session = await server.session()
     session.check_pane(params.pane)
     reply: wm.Completion[wm.FastModeUpdated] = wm.Completion()
     result = await session.command(wm.SetFastMode(params.pane, params.enabled, reply), reply)
@@ -43,7 +37,7 @@ async def set_fast_mode(server: AgentServer, params: SetFastModeParams) -> dict[
 
 
 async def set_approval(server: AgentServer, params: SetApprovalParams) -> dict[str, Any]:
-    session = server.session
+    session = await server.session()
     session.check_pane(params.pane)
     reply: wm.Completion[wm.ApprovalUpdated] = wm.Completion()
     result = await session.command(wm.SetApproval(params.pane, params.approval, reply), reply)
@@ -64,8 +58,8 @@ async def apply_configuration(server: AgentServer, settings: Any) -> None:
     """``workspace/didChangeConfiguration``: settings edited in the editor apply
     without a restart. Effort and fast mode go to every open pane; model and
     base URL to every model request from now on."""
-    session = server.session
-    if not session.started or session.stopping or not isinstance(settings, dict):
+    session = await server.session()
+    if not isinstance(settings, dict):
         return
     section = settings.get("agentHost", settings)
     if not isinstance(section, dict):
@@ -86,3 +80,10 @@ async def apply_configuration(server: AgentServer, settings: Any) -> None:
     base_url = section.get("baseUrl") if isinstance(section.get("baseUrl"), str) else None
     if (model or base_url) and session.client is not None:
         await session.client.reconfigure(model=model or None, base_url=base_url or None)
+
+
+HANDLERS: dict[str, tuple[type, Any]] = {
+    methods.SET_THINKING: (SetThinkingParams, set_thinking),
+    methods.SET_FAST_MODE: (SetFastModeParams, set_fast_mode),
+    methods.SET_APPROVAL: (SetApprovalParams, set_approval),
+}

@@ -22,12 +22,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def register(server: AgentServer) -> None:
-    server.agent_method(methods.SUBMIT, SubmitParams)(submit)
-    server.agent_method(methods.STEER, SteerParams)(steer)
-    server.agent_method(methods.CANCEL, CancelParams)(cancel)
-
-
 def _prompt_text(prompt: str) -> str:
     if not prompt.strip():
         raise errors.InvalidParams("invalid params: prompt: must not be empty")
@@ -55,7 +49,7 @@ def _title(prompt: str) -> str:
 
 
 async def submit(server: AgentServer, params: SubmitParams) -> dict[str, Any]:
-    session = server.session
+    session = await server.session()
     _prompt_text(params.prompt)
     pane = params.pane
     agent = session.check_pane(pane)
@@ -92,7 +86,7 @@ async def submit(server: AgentServer, params: SubmitParams) -> dict[str, Any]:
 
 
 async def steer(server: AgentServer, params: SteerParams) -> dict[str, Any]:
-    session = server.session
+    session = await server.session()
     _prompt_text(params.prompt)
     session.check_pane(params.pane)
     fallback = session.next_turn_id()
@@ -127,7 +121,7 @@ async def _promoted_progress(server: AgentServer, params: SteerParams, turn_id: 
     progress = await open_progress(server, None)
     if progress is None:
         return
-    session = server.session
+    session = await server.session()
 
     def cancel_turn() -> None:
         session.send(wm.Cancel(params.pane, turn_id))
@@ -138,7 +132,7 @@ async def _promoted_progress(server: AgentServer, params: SteerParams, turn_id: 
 
 
 async def cancel(server: AgentServer, params: CancelParams) -> dict[str, Any]:
-    session = server.session
+    session = await server.session()
     session.check_pane(params.pane)
     reply: wm.Completion[wm.TurnsCancelled] = wm.Completion()
     command: wm.Command
@@ -153,3 +147,10 @@ async def cancel(server: AgentServer, params: CancelParams) -> dict[str, Any]:
         "cancelled": result.count,
         "receipts": [convert.receipt(receipt) for receipt in result.receipts],
     }
+
+
+HANDLERS: dict[str, tuple[type, Any]] = {
+    methods.SUBMIT: (SubmitParams, submit),
+    methods.STEER: (SteerParams, steer),
+    methods.CANCEL: (CancelParams, cancel),
+}
