@@ -44,10 +44,7 @@ def model_policy(rng: random.Random) -> Any:
         roll = rng.random()
         if roll < 0.35:
             pause = rng.choice(["0.05", "0.2", "30"])
-            tree = (
-                f"sleep {pause} & echo pid=$!; "
-                f"sh -c 'sleep {pause} & echo pid=$!; wait' & wait"
-            )
+            tree = f"sleep {pause} & echo pid=$!; sh -c 'sleep {pause} & echo pid=$!; wait' & wait"
             return Reply.tool_call("exec_command", {"cmd": tree}, delay_first=rng.random() * 0.05)
         if roll < 0.45:
             return Reply.tool_call("read_file", {"path": "notes.txt"})
@@ -89,9 +86,18 @@ class Storm:
 
     async def act(self, n: int) -> None:
         action = self.rng.choice(
-            ["submit"] * 5 + ["steer"] * 3 + ["cancelRequest"] * 2
-            + ["cancel", "fork", "closePane", "newSession", "setThinking", "auxiliary",
-               "cancelAuxiliary"]
+            ["submit"] * 5
+            + ["steer"] * 3
+            + ["cancelRequest"] * 2
+            + [
+                "cancel",
+                "fork",
+                "closePane",
+                "newSession",
+                "setThinking",
+                "auxiliary",
+                "cancelAuxiliary",
+            ]
         )
         if action == "submit":
             token = f"storm-{n}"
@@ -164,8 +170,9 @@ async def test_race_storm(seed: int, tmp_path: Path) -> None:
         count_responses(client, storm.responses)
         client.on_notification("agent/event", storm.on_event)
         client.on_notification("$/progress", storm.on_progress)
-        await client.initialize({"workspace": str(tmp_path), "baseUrl": fake.base_url},
-                                str(tmp_path))
+        await client.initialize(
+            {"workspace": str(tmp_path), "baseUrl": fake.base_url}, str(tmp_path)
+        )
         for n in range(ACTIONS):
             await storm.act(n)
             await asyncio.sleep(rng.random() * 0.04)  # the random schedule, not a synchronisation
@@ -173,13 +180,18 @@ async def test_race_storm(seed: int, tmp_path: Path) -> None:
         # Wind down: stop whatever still runs, then every request must be answered.
         for pane in list(storm.panes):
             storm.others.append(storm.request("agent/cancel", {"pane": pane})[1])
-        pending = [*storm.submits.values(), *storm.auxiliaries.values(), *storm.others,
-                   *(f for _, f in storm.steers)]
-        done, not_done = await asyncio.wait(pending, timeout=60)
+        pending = [
+            *storm.submits.values(),
+            *storm.auxiliaries.values(),
+            *storm.others,
+            *(f for _, f in storm.steers),
+        ]
+        _, not_done = await asyncio.wait(pending, timeout=60)
         unanswered = [storm.sent[i] for i, f in storm.futures.items() if f in not_done]
         assert not not_done, f"seed {seed}: never answered: {unanswered}"
         assert await client.call("agent/setThinking", {"effort": "low"}) == {
-            "pane": "main", "effort": "low"
+            "pane": "main",
+            "effort": "low",
         }, f"seed {seed}: the server stopped answering"
         pids = pids_in("".join(e["text"] for e in storm.events if e["kind"] == "tool.output"))
         code = await client.shutdown()
@@ -192,14 +204,20 @@ def check_invariants(seed: int, storm: Storm, pids: list[int]) -> None:
     where = f"seed {seed}"
     # Exactly one response per request.
     for msg_id in storm.sent:
-        assert storm.responses[msg_id] == 1, f"{where}: request {msg_id} got {storm.responses[msg_id]}"
+        assert storm.responses[msg_id] == 1, (
+            f"{where}: request {msg_id} got {storm.responses[msg_id]}"
+        )
     # Submits: a TurnResult, or a protocol error for a pane that was gone.
     for future in storm.submits.values():
         if future.exception() is None:
-            assert future.result()["status"] in ("completed", "cancelled"), f"{where}: {future.result()}"
+            assert future.result()["status"] in ("completed", "cancelled"), (
+                f"{where}: {future.result()}"
+            )
         else:
             error = future.exception()
-            assert isinstance(error, RpcError) and error.code in (-32001, -32003), f"{where}: {error}"
+            assert isinstance(error, RpcError) and error.code in (-32001, -32003), (
+                f"{where}: {error}"
+            )
     # seq contiguous per pane.
     by_pane: dict[str, list[int]] = defaultdict(list)
     for event in storm.events:

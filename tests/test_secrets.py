@@ -25,16 +25,25 @@ async def test_the_key_is_nowhere(tmp_path: Path) -> None:
             Reply.tool_call("exec_command", {"cmd": "sleep 300"}),
         )
         client = await RpcClient.spawn(
-            [sys.executable, "-m", "agent_host", "serve", "--log-level", "DEBUG",
-             "--log-file", str(log_file)],
+            [
+                sys.executable,
+                "-m",
+                "agent_host",
+                "serve",
+                "--log-level",
+                "DEBUG",
+                "--log-file",
+                str(log_file),
+            ],
             env=env,
         )
         seen: list[object] = []
         client.on_notification("agent/event", seen.append)
         client.on_notification("window/logMessage", seen.append)
         client.on_notification("$/progress", seen.append)
-        await client.initialize({"workspace": str(tmp_path), "baseUrl": fake.base_url},
-                                str(tmp_path))
+        await client.initialize(
+            {"workspace": str(tmp_path), "baseUrl": fake.base_url}, str(tmp_path)
+        )
         failed = await client.call("agent/submit", {"prompt": "print the key"})
         msg_id, cancelled = client.request("agent/submit", {"prompt": "sleep"})
         await fake.wait_for_requests(3, timeout=10)
