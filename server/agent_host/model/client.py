@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import email.utils
 import random
-import re
 import threading
 import time
 from dataclasses import replace
@@ -24,6 +23,7 @@ from agent_host.config import ModelConfig
 from agent_host.model.errors import ModelError
 from agent_host.model.stream import read_response
 from agent_host.model.types import ModelRequest, ModelResponse, StreamSink
+from agent_host.redaction import redact
 
 if TYPE_CHECKING:
     import httpx2
@@ -220,19 +220,6 @@ class ResponsesClient:
         return ModelError(
             "invalid_request", f"the model server refused the request ({status}): {detail}"
         )
-
-
-_KEY_LIKE = re.compile(r"\b(?:sk|rk|pk)-[\w*\-.]{4,}")
-
-
-def redact(text: str, secret: str | None) -> str:
-    """``text`` with the secret, and anything shaped like an API key, blanked out."""
-    if secret:
-        text = text.replace(secret, "[redacted]")
-        if len(secret) >= 12:
-            # Masked echoes such as "sk-...****abcd" keep the key's ends.
-            text = re.sub(r"\S*" + re.escape(secret[-4:]) + r"\b", "[redacted]", text)
-    return _KEY_LIKE.sub("[redacted]", text)
 
 
 def _api_message(exc: Any) -> str:

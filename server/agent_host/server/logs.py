@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from lsprotocol import types as lsp
 
-from agent_host.model.client import redact
+from agent_host.redaction import redact
 
 _LEVELS = {
     logging.ERROR: lsp.MessageType.Error,
