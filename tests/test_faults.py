@@ -91,6 +91,8 @@ async def test_fault(
     if name == "429 then success":
         assert faulty.of("model.retry")[0]["delayMs"] == 200
         assert time.monotonic() - started >= 0.2, "retry-after was honoured"
+        # The user also reads it in the editor's log (window/logMessage).
+        assert any("retrying in 0.2 s" in m.message for m in faulty.log_messages)
     if name == "auth error":
         assert len(fake.requests) == 1, "an auth error is not retried"
     # The conversation is still valid: the next turn carries a consistent history.

@@ -300,6 +300,7 @@ class Agent:
                 final = await run.execute()
             except ModelError as exc:
                 error = str(exc)
+                log.warning("turn %s failed: %s", turn.id, error)
             except Exception as exc:
                 log.exception("turn %s failed", turn.id)
                 error = f"internal error: {type(exc).__name__}: {exc}"
@@ -349,6 +350,14 @@ class _TurnRun:
         self.agent._emit(ReasoningDelta(turn_id=self.turn.id, text=text))
 
     def retrying(self, attempt: int, max_attempts: int, delay: float, reason: str) -> None:
+        log.info(
+            "turn %s: %s; retrying in %.1f s (attempt %d of %d)",
+            self.turn.id,
+            reason,
+            delay,
+            attempt + 1,
+            max_attempts,
+        )
         self.agent._emit(
             ModelRetry(
                 turn_id=self.turn.id,

@@ -231,7 +231,6 @@ class AgentServer(LanguageServer):
         session = Session(self._notify_event, EditorApprover(self))
         await session.start(options, root)
         self._session = session
-        log.info("serving workspace %s", root)
         return session
 
     async def stop_session(self) -> None:

@@ -36,9 +36,13 @@ def configure(level: str = "WARNING", log_file: str | None = None) -> None:
     )
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     handler.addFilter(RedactingFilter(os.environ.get("OPENAI_API_KEY")))
+    handler.setLevel(numeric)
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(numeric)
+    # Our own INFO records go on to the editor (window/logMessage) whatever
+    # the stderr level is; the stderr handler filters by its own level.
+    logging.getLogger("agent_host").setLevel(min(numeric, logging.INFO))
     # pygls logs every message body at INFO; only show that when debugging.
     logging.getLogger("pygls").setLevel(
         max(numeric, logging.WARNING) if numeric > logging.DEBUG else numeric

@@ -97,6 +97,9 @@ class Session:
         if options.idle_timeout is not None:
             model = replace(model, idle_timeout=float(options.idle_timeout))
         self.config = AgentConfig(workspace=root, model=model, tools=ToolConfig())
+        log.info(
+            "workspace %s; model %s at %s", root, model.model, model.base_url or "api.openai.com"
+        )
         self.client = ResponsesClient(model)
         settings = Settings(
             effort=parse_effort(options.effort) if options.effort else "medium",
