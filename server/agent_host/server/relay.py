@@ -123,6 +123,10 @@ class EventRelay:
                 self._forward(pane, event)
         self.flush(pane)
 
+    def drain_all(self) -> None:
+        for pane in list(self._channels):
+            self.drain(pane)
+
     # --- sending -------------------------------------------------------------------
 
     def _forward(self, pane: str, event: ev.AgentEvent) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-import os
 import threading
 from collections.abc import Callable, Coroutine
 from dataclasses import replace
@@ -86,14 +85,8 @@ class Session:
                 ready.set_exception(exc if isinstance(exc, Exception) else RuntimeError(exc))
             raise
 
-    def _create(
-        self,
-        options: InitializationOptions,
-        root: Path,
-        env: dict[str, str] | None = None,
-    ) -> None:
-        environ = dict(os.environ if env is None else env)
-        model = ModelConfig.from_env(environ, model=options.model, base_url=options.base_url)
+    def _create(self, options: InitializationOptions, root: Path) -> None:
+        model = ModelConfig.from_env(model=options.model, base_url=options.base_url)
         if options.idle_timeout is not None:
             model = replace(model, idle_timeout=float(options.idle_timeout))
         self.config = AgentConfig(workspace=root, model=model, tools=ToolConfig())
@@ -131,8 +124,7 @@ class Session:
             return
         self._shutdown.cancel()
         await self._worker_done.wait()
-        for pane in list(self.relay._channels):
-            self.relay.drain(pane)
+        self.relay.drain_all()
         if self.client is not None:
             await self.client.aclose()
         if self._runner is not None:
