@@ -1,0 +1,50 @@
+/**
+ * The small surface of the language client the agent logic needs.
+ *
+ * In VS Code it is backed by `vscode-languageclient` (see `languageClient.ts`);
+ * tests back it with a `vscode-jsonrpc` connection to the real server, or with
+ * a fake. Nothing here imports `vscode`.
+ */
+
+import type { AgentCapabilities, AgentEvent, ProgressToken, WorkDoneProgress } from './protocol';
+
+export interface Disposable {
+  dispose(): void;
+}
+
+/** The shape of `vscode.CancellationToken` and `vscode-jsonrpc`'s token. */
+export interface CancellationToken {
+  readonly isCancellationRequested: boolean;
+  onCancellationRequested(listener: () => void): Disposable;
+}
+
+/** An error response from the server (`ResponseError` of vscode-jsonrpc has this shape). */
+export interface RpcError {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
+export function isRpcError(value: unknown): value is RpcError {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as RpcError).code === 'number' &&
+    typeof (value as RpcError).message === 'string'
+  );
+}
+
+export interface Client {
+  /**
+   * Send a request. When `token` fires, the client sends `$/cancelRequest`
+   * for it (what `vscode-jsonrpc` does).
+   */
+  request<R>(method: string, params: unknown, token?: CancellationToken): Promise<R>;
+  notify(method: string, params: unknown): Promise<void>;
+  /** Every `agent/event` notification, in arrival order. */
+  onEvent(handler: (event: AgentEvent) => void): Disposable;
+  /** `$/progress` for one token (register before sending the request that uses it). */
+  onProgress(token: ProgressToken, handler: (value: WorkDoneProgress) => void): Disposable;
+  /** `capabilities.experimental.agentHost` once initialized. */
+  capabilities(): AgentCapabilities | undefined;
+}

@@ -1,0 +1,542 @@
+/**
+ * The agent as the editor drives it: panes, their transcripts, and the logic
+ * of every command (ask, steer, cancel, fork, ...).
+ *
+ * It talks to the server through `Client` and to the user through `Ui`, and
+ * imports nothing from VS Code, so it runs unchanged under the unit tests
+ * (fakes) and the protocol tests (the real server).
+ */
+
+import { type CancellationToken, type Client, type Disposable, isRpcError } from './client';
+import {
+  type AgentEvent,
+  type CancelResult,
+  type ClosePaneResult,
+  type Context,
+  DEFAULT_EFFORT,
+  EFFORTS,
+  type Effort,
+  ErrorCode,
+  type ForkResult,
+  MAIN_PANE,
+  Method,
+  type NewSessionResult,
+  type Selection,
+  type SetFastModeResult,
+  type SetThinkingResult,
+  type SteerResult,
+  type SubmitParams,
+  type TurnResult,
+  isEffort,
+} from './protocol';
+import { type PaneState, Transcript, type TranscriptInput } from './transcript';
+
+export interface ProgressReporter {
+  report(message: string): void;
+}
+
+export interface PickItem<T extends string = string> {
+  value: T;
+  label: string;
+  description?: string;
+}
+
+/** What the commands need from the editor's UI. */
+export interface Ui {
+  inputBox(options: { title: string; prompt: string; placeHolder?: string }): Promise<string | undefined>;
+  quickPick<T extends string>(items: PickItem<T>[], options: { title: string; placeHolder?: string }): Promise<T | undefined>;
+  /** A cancellable progress notification for as long as `task` runs. */
+  withProgress<T>(title: string, task: (progress: ProgressReporter, token: CancellationToken) => Promise<T>): Promise<T>;
+  info(message: string, ...actions: string[]): Promise<string | undefined>;
+  error(message: string, ...actions: string[]): Promise<string | undefined>;
+  /** The active editor's selection, if it selects something. */
+  activeSelection(): Selection | undefined;
+  /** A fresh progress token. */
+  newToken(): string;
+}
+
+export interface Pane {
+  name: string;
+  /** The host's copy of the transcript (pane state, running turns). */
+  transcript: Transcript;
+  /** Everything folded into `transcript`, in order: a view replays it. */
+  log: TranscriptInput[];
+  effort: Effort;
+  fastMode: boolean;
+  /** `agent/submit` requests sent and not answered yet. */
+  pendingSubmits: number;
+}
+
+export interface PaneSettings {
+  effort: Effort;
+  fastMode: boolean;
+}
+
+type Listener<T> = (value: T) => void;
+
+class Emitter<T> {
+  private readonly listeners = new Set<Listener<T>>();
+
+  event = (listener: Listener<T>): Disposable => {
+    this.listeners.add(listener);
+    return { dispose: () => this.listeners.delete(listener) };
+  };
+
+  fire(value: T): void {
+    for (const listener of [...this.listeners]) {
+      listener(value);
+    }
+  }
+}
+
+export interface RevealRequest {
+  pane: string;
+  /** Open beside the main pane (a fork). */
+  beside: boolean;
+}
+
+export function shorten(text: string, limit = 50): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length <= limit ? line : `${line.slice(0, limit - 1)}…`;
+}
+
+/** A sentence for the user about a failed request. */
+export function describeError(error: unknown): string {
+  if (isRpcError(error)) {
+    switch (error.code) {
+      case ErrorCode.paneUnavailable:
+        return 'That pane is no longer available.';
+      case ErrorCode.forkAlreadyOpen:
+        return 'A fork is already open: close it before forking again.';
+      case ErrorCode.agentStopped:
+        return 'The agent server is shutting down.';
+      case ErrorCode.paneBusy:
+        return 'The pane has a turn in flight: cancel it first.';
+      case ErrorCode.invalidParams:
+        return `The server refused the request: ${error.message}`;
+      case -32097: // vscode-jsonrpc PendingResponseRejected: the connection closed
+        return 'The agent server stopped before it answered.';
+      case -32096: // vscode-jsonrpc ConnectionInactive
+        return 'The agent server is not running.';
+      default:
+        return error.message;
+    }
+  }
+  return error instanceof Error ? error.message : String(error);
+}
+
+function isCancelledError(error: unknown): boolean {
+  return isRpcError(error) && error.code === ErrorCode.requestCancelled;
+}
+
+export class AgentController {
+  private readonly panes = new Map<string, Pane>();
+  /** Panes that were closed: late events for them are dropped. */
+  private readonly closed = new Set<string>();
+  private active = MAIN_PANE;
+  private defaults: PaneSettings;
+
+  private readonly appended = new Emitter<{ pane: string; inputs: TranscriptInput[] }>();
+  private readonly replaced = new Emitter<string>();
+  private readonly panesChanged = new Emitter<void>();
+  private readonly stateChanged = new Emitter<void>();
+  private readonly revealRequested = new Emitter<RevealRequest>();
+
+  /** Inputs appended to a pane's log (a view applies them). */
+  readonly onDidAppend = this.appended.event;
+  /** A pane's log was replaced (a view replays it from the start). */
+  readonly onDidReplace = this.replaced.event;
+  /** A pane opened or closed. */
+  readonly onDidChangePanes = this.panesChanged.event;
+  /** Pane state, effort, fast mode or the active pane changed. */
+  readonly onDidChangeState = this.stateChanged.event;
+  /** A command wants a pane's transcript shown. */
+  readonly onDidRequestReveal = this.revealRequested.event;
+
+  constructor(
+    private client: Client,
+    private readonly ui: Ui,
+    defaults: PaneSettings = { effort: DEFAULT_EFFORT, fastMode: false },
+  ) {
+    this.defaults = { ...defaults };
+    this.ensurePane(MAIN_PANE);
+  }
+
+  // --- state ---------------------------------------------------------------------
+
+  paneNames(): string[] {
+    return [...this.panes.keys()];
+  }
+
+  pane(name: string): Pane | undefined {
+    return this.panes.get(name);
+  }
+
+  get activePane(): string {
+    return this.panes.has(this.active) ? this.active : MAIN_PANE;
+  }
+
+  setActivePane(name: string): void {
+    if (this.panes.has(name) && name !== this.active) {
+      this.active = name;
+      this.stateChanged.fire();
+    }
+  }
+
+  /** The open fork, if any. */
+  forkPane(): string | undefined {
+    return this.paneNames().find((name) => name !== MAIN_PANE);
+  }
+
+  paneState(name: string): PaneState {
+    const pane = this.panes.get(name);
+    if (pane === undefined) {
+      return 'idle';
+    }
+    return pane.pendingSubmits > 0 ? 'running' : pane.transcript.state();
+  }
+
+  efforts(): Effort[] {
+    const advertised = this.client.capabilities()?.efforts.filter(isEffort);
+    return advertised !== undefined && advertised.length > 0 ? advertised : [...EFFORTS];
+  }
+
+  // --- the server ------------------------------------------------------------------
+
+  /** Route one `agent/event` to its pane. */
+  handleEvent(event: AgentEvent): void {
+    if (this.closed.has(event.pane)) {
+      return;
+    }
+    if (event.kind === 'pane.opened' && event.promotedFrom !== undefined) {
+      this.promote(event.promotedFrom, event.pane);
+    }
+    const pane = this.ensurePane(event.pane);
+    this.append(pane, [event]);
+    if (event.kind === 'pane.closed' && event.promotedTo === undefined) {
+      this.removePane(event.pane);
+    }
+  }
+
+  /** A (re)started server: every pane but main is gone, settings come from the editor again. */
+  serverStarted(defaults: PaneSettings, client?: Client): void {
+    if (client !== undefined) {
+      this.client = client;
+    }
+    this.defaults = { ...defaults };
+    this.closed.clear();
+    const main = this.ensurePane(MAIN_PANE);
+    main.effort = defaults.effort;
+    main.fastMode = defaults.fastMode;
+    this.stateChanged.fire();
+  }
+
+  /** The server went away: its turns are over, its forks are gone. */
+  serverStopped(reason: string): void {
+    for (const pane of [...this.panes.values()]) {
+      if (pane.transcript.runningTurns().length > 0 || pane.name === MAIN_PANE) {
+        this.append(pane, [{ kind: 'local.serverStopped', reason }]);
+      }
+      if (pane.name !== MAIN_PANE) {
+        this.removePane(pane.name);
+      }
+    }
+    this.closed.clear();
+    this.stateChanged.fire();
+  }
+
+  /** Settings changed in the editor and were sent to the server: they apply to every pane. */
+  settingsApplied(change: Partial<PaneSettings>): void {
+    const { effort, fastMode } = change;
+    for (const pane of this.panes.values()) {
+      pane.effort = effort ?? pane.effort;
+      pane.fastMode = fastMode ?? pane.fastMode;
+    }
+    this.defaults = { effort: effort ?? this.defaults.effort, fastMode: fastMode ?? this.defaults.fastMode };
+    this.stateChanged.fire();
+  }
+
+  // --- commands ----------------------------------------------------------------------
+
+  /**
+   * Agent: Ask. `selection: 'include'` sends the active selection along when
+   * there is one; `'require'` (Ask About Selection) insists on one.
+   */
+  async ask(
+    options: { pane?: string; prompt?: string; selection?: 'include' | 'require' | 'none' } = {},
+  ): Promise<TurnResult | undefined> {
+    const pane = options.pane ?? this.activePane;
+    const mode = options.selection ?? 'include';
+    const selection = mode === 'none' ? undefined : this.ui.activeSelection();
+    if (mode === 'require' && selection === undefined) {
+      await this.ui.info('Select some text in an editor first.');
+      return undefined;
+    }
+    const prompt =
+      options.prompt ??
+      (await this.ui.inputBox({
+        title: pane === MAIN_PANE ? 'Agent: Ask' : `Agent: Ask (${pane})`,
+        prompt: selection !== undefined ? 'Ask about the selection' : 'Ask the agent',
+        placeHolder:
+          selection !== undefined ? 'e.g. Why does this fail on an empty list?' : 'e.g. Add a test for the parser',
+      }));
+    if (prompt === undefined || prompt.trim() === '') {
+      return undefined;
+    }
+    return this.submit(pane, prompt, selection !== undefined ? { selection } : undefined);
+  }
+
+  /**
+   * Send one `agent/submit` with a progress notification. Its Cancel passes
+   * the notification's token to the request, so the client's own
+   * `$/cancelRequest` cancels exactly this turn.
+   */
+  async submit(paneName: string, prompt: string, context?: Context): Promise<TurnResult | undefined> {
+    const pane = this.panes.get(paneName);
+    if (pane === undefined) {
+      await this.ui.error(`There is no pane ${paneName}.`);
+      return undefined;
+    }
+    const workDoneToken = this.ui.newToken();
+    const params: SubmitParams = { pane: paneName, prompt, workDoneToken };
+    if (context !== undefined) {
+      params.context = context;
+    }
+    pane.pendingSubmits += 1;
+    this.stateChanged.fire();
+    this.revealRequested.fire({ pane: paneName, beside: paneName !== MAIN_PANE });
+    try {
+      return await this.ui.withProgress(`Agent: ${shorten(prompt)}`, async (progress, token) => {
+        const subscription = this.client.onProgress(workDoneToken, (value) => {
+          if (value.kind !== 'end' && value.message !== undefined && value.message !== '') {
+            progress.report(value.message);
+          }
+        });
+        try {
+          const result = await this.client.request<TurnResult>(Method.submit, params, token);
+          const target = this.panes.get(result.pane) ?? pane;
+          this.append(target, [{ kind: 'local.result', result, prompt }]);
+          return result;
+        } finally {
+          subscription.dispose();
+        }
+      });
+    } catch (error) {
+      if (!isCancelledError(error)) {
+        const message = `The request failed: ${describeError(error)}`;
+        if (this.panes.get(paneName) === pane) {
+          this.append(pane, [{ kind: 'local.notice', text: message, level: 'error' }]);
+        }
+        void this.ui.error(message);
+      }
+      // Cancelled: the server's turn.finished event carries the receipt.
+      return undefined;
+    } finally {
+      pane.pendingSubmits -= 1;
+      this.stateChanged.fire();
+    }
+  }
+
+  /** Agent: Steer — a message for the running turn (or a new turn if none runs). */
+  async steer(options: { pane?: string; prompt?: string } = {}): Promise<SteerResult | undefined> {
+    const pane = options.pane ?? this.activePane;
+    const running = this.paneState(pane) === 'running';
+    const prompt =
+      options.prompt ??
+      (await this.ui.inputBox({
+        title: 'Agent: Steer',
+        prompt: running ? 'Tell the running turn something' : 'No turn is running: this starts a new one',
+        placeHolder: 'e.g. Use the existing helper instead',
+      }));
+    if (prompt === undefined || prompt.trim() === '') {
+      return undefined;
+    }
+    return this.call<SteerResult>(Method.steer, { pane, prompt });
+  }
+
+  /** Agent: Cancel — every turn of the pane, running and queued. */
+  async cancel(options: { pane?: string } = {}): Promise<CancelResult | undefined> {
+    const pane = options.pane ?? this.activePane;
+    const result = await this.call<CancelResult>(Method.cancel, { pane });
+    if (result !== undefined && result.cancelled === 0) {
+      void this.ui.info(`Nothing to cancel on ${pane}.`);
+    }
+    return result;
+  }
+
+  /** Agent: Fork — a new pane with a copy of the conversation, shown beside main. */
+  async fork(options: { pane?: string } = {}): Promise<ForkResult | undefined> {
+    const source = options.pane ?? MAIN_PANE;
+    const open = this.forkPane();
+    if (open !== undefined) {
+      const choice = await this.ui.info(`${open} is already open: close it before forking again.`, 'Close Fork');
+      if (choice === 'Close Fork') {
+        await this.closeFork();
+      }
+      return undefined;
+    }
+    const result = await this.call<ForkResult>(Method.fork, { pane: source });
+    if (result === undefined) {
+      return undefined;
+    }
+    const from = this.panes.get(source);
+    const fork = this.ensurePane(result.pane);
+    if (from !== undefined) {
+      fork.effort = from.effort;
+      fork.fastMode = from.fastMode;
+    }
+    this.active = result.pane;
+    this.stateChanged.fire();
+    this.revealRequested.fire({ pane: result.pane, beside: true });
+    return result;
+  }
+
+  /** Agent: Close Fork — cancels its turns, ends its agent, closes its view. */
+  async closeFork(): Promise<ClosePaneResult | undefined> {
+    const fork = this.forkPane();
+    if (fork === undefined) {
+      void this.ui.info('No fork is open.');
+      return undefined;
+    }
+    const result = await this.call<ClosePaneResult>(Method.closePane, { pane: fork });
+    if (result !== undefined) {
+      this.removePane(fork);
+    }
+    return result;
+  }
+
+  /** Agent: Set Thinking — a quick pick of the server's efforts. */
+  async setThinking(options: { pane?: string; effort?: Effort } = {}): Promise<Effort | undefined> {
+    const paneName = options.pane ?? this.activePane;
+    const pane = this.panes.get(paneName);
+    if (pane === undefined) {
+      return undefined;
+    }
+    const effort =
+      options.effort ??
+      (await this.ui.quickPick(
+        this.efforts().map((value) => ({
+          value,
+          label: value,
+          description: value === pane.effort ? 'current' : undefined,
+        })),
+        { title: `Agent: Set Thinking (${paneName})`, placeHolder: `Reasoning effort, now ${pane.effort}` },
+      ));
+    if (effort === undefined) {
+      return undefined;
+    }
+    const result = await this.call<SetThinkingResult>(Method.setThinking, { pane: paneName, effort });
+    if (result === undefined) {
+      return undefined;
+    }
+    pane.effort = result.effort;
+    this.stateChanged.fire();
+    return result.effort;
+  }
+
+  /** Agent: Toggle Fast Mode on the active pane. */
+  async toggleFastMode(options: { pane?: string } = {}): Promise<boolean | undefined> {
+    const paneName = options.pane ?? this.activePane;
+    const pane = this.panes.get(paneName);
+    if (pane === undefined) {
+      return undefined;
+    }
+    const result = await this.call<SetFastModeResult>(Method.setFastMode, {
+      pane: paneName,
+      enabled: !pane.fastMode,
+    });
+    if (result === undefined) {
+      return undefined;
+    }
+    pane.fastMode = result.enabled;
+    this.stateChanged.fire();
+    return result.enabled;
+  }
+
+  /** Agent: New Session — a fresh agent on the pane (it must be idle). */
+  async newSession(options: { pane?: string } = {}): Promise<NewSessionResult | undefined> {
+    const pane = options.pane ?? this.activePane;
+    return this.call<NewSessionResult>(Method.newSession, { pane });
+  }
+
+  // --- internals -----------------------------------------------------------------
+
+  private async call<R>(method: string, params: unknown): Promise<R | undefined> {
+    try {
+      return await this.client.request<R>(method, params);
+    } catch (error) {
+      void this.ui.error(describeError(error));
+      return undefined;
+    }
+  }
+
+  private ensurePane(name: string): Pane {
+    let pane = this.panes.get(name);
+    if (pane === undefined) {
+      pane = {
+        name,
+        transcript: new Transcript(),
+        log: [],
+        effort: this.defaults.effort,
+        fastMode: this.defaults.fastMode,
+        pendingSubmits: 0,
+      };
+      this.panes.set(name, pane);
+      this.closed.delete(name);
+      this.panesChanged.fire();
+    }
+    return pane;
+  }
+
+  private append(pane: Pane, inputs: TranscriptInput[]): void {
+    const before = this.paneState(pane.name);
+    for (const input of inputs) {
+      pane.log.push(input);
+      pane.transcript.apply(input);
+    }
+    this.appended.fire({ pane: pane.name, inputs });
+    if (this.paneState(pane.name) !== before) {
+      this.stateChanged.fire(); // not once per delta: only when idle/running/... changes
+    }
+  }
+
+  private removePane(name: string): void {
+    if (name === MAIN_PANE || !this.panes.delete(name)) {
+      return;
+    }
+    this.closed.add(name);
+    if (this.active === name) {
+      this.active = MAIN_PANE;
+    }
+    this.panesChanged.fire();
+    this.stateChanged.fire();
+  }
+
+  /** `from` (the fork) is now `to` (main): `to` shows the fork's conversation from here on. */
+  private promote(from: string, to: string): void {
+    const fork = this.panes.get(from);
+    const target = this.ensurePane(to);
+    if (fork === undefined) {
+      return;
+    }
+    // The fork's own events replay from its seq 1; main's channel goes on where it was.
+    const seqs: Record<string, number> = { [to]: target.transcript.lastSeq(to) };
+    const inherited = fork.log.filter((input) => input.kind !== 'local.reset' && input.kind !== 'pane.closed');
+    const log: TranscriptInput[] = [{ kind: 'local.reset', seqs }, ...inherited];
+    const transcript = new Transcript();
+    for (const input of log) {
+      transcript.apply(input);
+    }
+    target.log = log;
+    target.transcript = transcript;
+    target.effort = fork.effort;
+    target.fastMode = fork.fastMode;
+    this.panes.delete(from);
+    this.closed.add(from);
+    if (this.active === from) {
+      this.active = to;
+    }
+    this.replaced.fire(to);
+    this.panesChanged.fire();
+  }
+}

@@ -1,0 +1,69 @@
+/** The transcript webview's HTML: a strict Content-Security-Policy, no remote resources. */
+
+import { randomBytes } from 'node:crypto';
+
+export function nonce(): string {
+  return randomBytes(18).toString('base64');
+}
+
+export interface PageParts {
+  /** `webview.cspSource` */
+  cspSource: string;
+  nonce: string;
+  scriptUri: string;
+  styleUri: string;
+  pane: string;
+}
+
+export function contentSecurityPolicy(cspSource: string, scriptNonce: string): string {
+  return [
+    "default-src 'none'",
+    `style-src ${cspSource}`,
+    `script-src 'nonce-${scriptNonce}'`,
+    `img-src ${cspSource} data:`,
+    `font-src ${cspSource}`,
+    "base-uri 'none'",
+    "form-action 'none'",
+  ].join('; ');
+}
+
+function escapeAttribute(value: string): string {
+  return value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+export function transcriptHtml(parts: PageParts): string {
+  const csp = contentSecurityPolicy(parts.cspSource, parts.nonce);
+  const pane = escapeAttribute(parts.pane);
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${escapeAttribute(csp)}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" href="${escapeAttribute(parts.styleUri)}">
+<title>Agent: ${pane}</title>
+</head>
+<body data-pane="${pane}">
+<header class="bar">
+  <span class="pane-name">${pane}</span>
+  <span class="pane-state" data-state="idle">idle</span>
+  <span class="pane-settings"></span>
+  <span class="spacer"></span>
+  <button type="button" class="secondary" data-action="fork" title="Fork this conversation into a pane beside it">Fork</button>
+  <button type="button" class="secondary" data-action="closeFork" title="Close the fork">Close Fork</button>
+</header>
+<p class="empty">Ask the agent something: type below, or run <em>Agent: Ask</em> from the Command Palette.</p>
+<main id="transcript" aria-live="polite"></main>
+<footer class="composer">
+  <textarea id="prompt" rows="2" placeholder="Ask, or steer a running turn… (Enter sends, Shift+Enter: new line)" aria-label="Prompt"></textarea>
+  <div class="buttons">
+    <button type="button" data-action="ask" title="Ask (queues behind a running turn)">Ask</button>
+    <button type="button" class="secondary" data-action="steer" title="Tell the running turn">Steer</button>
+    <button type="button" class="secondary" data-action="cancel" title="Cancel every turn of this pane">Cancel</button>
+  </div>
+</footer>
+<script nonce="${escapeAttribute(parts.nonce)}" src="${escapeAttribute(parts.scriptUri)}"></script>
+</body>
+</html>
+`;
+}

@@ -1,0 +1,184 @@
+/**
+ * The `agentHost.*` settings and what they become: the server command line,
+ * `initializationOptions`, and the `workspace/didChangeConfiguration` payload
+ * that carries a change to the running server (no window reload needed).
+ */
+
+import {
+  type ConfigurationSettings,
+  DEFAULT_EFFORT,
+  type Effort,
+  type InitializationOptions,
+  isEffort,
+} from './protocol';
+
+export const SECTION = 'agentHost';
+
+export interface Settings {
+  model: string;
+  baseUrl: string;
+  effort: Effort;
+  fastMode: boolean;
+  /** The full command line, already split; empty: not set. */
+  serverCommand: string[];
+  pythonPath: string;
+}
+
+/** `vscode.WorkspaceConfiguration` has this shape. */
+export interface ConfigurationReader {
+  get<T>(key: string): T | undefined;
+}
+
+function text(value: unknown): string {
+  return typeof value === 'string' ? value.trim() : '';
+}
+
+export function readSettings(config: ConfigurationReader): Settings {
+  const effort = config.get<unknown>('effort');
+  const command = config.get<unknown>('serverCommand');
+  let serverCommand: string[] = [];
+  if (Array.isArray(command)) {
+    serverCommand = command.filter((part): part is string => typeof part === 'string' && part !== '');
+  } else if (typeof command === 'string') {
+    serverCommand = splitCommandLine(command);
+  }
+  return {
+    model: text(config.get('model')),
+    baseUrl: text(config.get('baseUrl')),
+    effort: isEffort(effort) ? effort : DEFAULT_EFFORT,
+    fastMode: config.get<unknown>('fastMode') === true,
+    serverCommand,
+    pythonPath: text(config.get('pythonPath')),
+  };
+}
+
+/** `initializationOptions` for `initialize`: empty settings are left to the server's defaults. */
+export function initializationOptions(settings: Settings, workspace?: string): InitializationOptions {
+  const options: InitializationOptions = { effort: settings.effort, fastMode: settings.fastMode };
+  if (settings.model !== '') {
+    options.model = settings.model;
+  }
+  if (settings.baseUrl !== '') {
+    options.baseUrl = settings.baseUrl;
+  }
+  if (workspace !== undefined) {
+    options.workspace = workspace;
+  }
+  return options;
+}
+
+export type ConfigurationChange = Partial<ConfigurationSettings['agentHost']>;
+
+/**
+ * The `settings` of `workspace/didChangeConfiguration` for what changed
+ * between two readings, or undefined when the server need not hear of it.
+ * Only changed keys are sent: an effort chosen with Agent: Set Thinking stays
+ * when, say, only the model changes. The server ignores an empty model or
+ * base URL, so clearing one takes effect at the next server start.
+ */
+export function configurationChange(
+  previous: Settings,
+  next: Settings,
+): { settings: { agentHost: ConfigurationChange } } | undefined {
+  const change: ConfigurationChange = {};
+  if (next.model !== previous.model) {
+    change.model = next.model;
+  }
+  if (next.baseUrl !== previous.baseUrl) {
+    change.baseUrl = next.baseUrl;
+  }
+  if (next.effort !== previous.effort) {
+    change.effort = next.effort;
+  }
+  if (next.fastMode !== previous.fastMode) {
+    change.fastMode = next.fastMode;
+  }
+  return Object.keys(change).length === 0 ? undefined : { settings: { agentHost: change } };
+}
+
+/** Whether the server must be restarted for the change (its command line changed). */
+export function needsRestart(previous: Settings, next: Settings): boolean {
+  return (
+    previous.pythonPath !== next.pythonPath || previous.serverCommand.join('\u0000') !== next.serverCommand.join('\u0000')
+  );
+}
+
+/** Split a command line like a POSIX shell would for plain words, quotes and backslashes. */
+export function splitCommandLine(line: string): string[] {
+  const words: string[] = [];
+  let current = '';
+  let inWord = false;
+  let quote: '"' | "'" | undefined;
+  for (let i = 0; i < line.length; i++) {
+    const ch = line[i];
+    if (quote === "'") {
+      if (ch === "'") {
+        quote = undefined;
+      } else {
+        current += ch;
+      }
+    } else if (quote === '"') {
+      if (ch === '"') {
+        quote = undefined;
+      } else if (ch === '\\' && i + 1 < line.length && '"\\$`'.includes(line[i + 1])) {
+        current += line[++i];
+      } else {
+        current += ch;
+      }
+    } else if (ch === "'" || ch === '"') {
+      quote = ch;
+      inWord = true;
+    } else if (ch === '\\' && i + 1 < line.length) {
+      current += line[++i];
+      inWord = true;
+    } else if (/\s/.test(ch)) {
+      if (inWord) {
+        words.push(current);
+        current = '';
+        inWord = false;
+      }
+    } else {
+      current += ch;
+      inWord = true;
+    }
+  }
+  if (inWord) {
+    words.push(current);
+  }
+  return words;
+}
+
+export type ServerCommandSource = 'agentHost.serverCommand' | 'agentHost.pythonPath' | 'Python extension' | 'PATH';
+
+export interface ServerCommand {
+  command: string;
+  args: string[];
+  source: ServerCommandSource;
+}
+
+export interface ServerCommandProbes {
+  /** The interpreter the Python extension has selected, if it is installed. */
+  pythonExtensionInterpreter(): Promise<string | undefined>;
+  /** Whether `python -c "import agent_host"` works. */
+  hasAgentHost(python: string): Promise<boolean>;
+}
+
+/**
+ * How to start the server: `agentHost.serverCommand`, else `agentHost.pythonPath
+ * -m agent_host serve`, else the Python extension's interpreter (when it has
+ * agent_host installed), else `agent-host serve` from PATH.
+ */
+export async function resolveServerCommand(settings: Settings, probes: ServerCommandProbes): Promise<ServerCommand> {
+  if (settings.serverCommand.length > 0) {
+    const [command, ...args] = settings.serverCommand;
+    return { command, args, source: 'agentHost.serverCommand' };
+  }
+  if (settings.pythonPath !== '') {
+    return { command: settings.pythonPath, args: ['-m', 'agent_host', 'serve'], source: 'agentHost.pythonPath' };
+  }
+  const python = await probes.pythonExtensionInterpreter().catch(() => undefined);
+  if (python !== undefined && python !== '' && (await probes.hasAgentHost(python).catch(() => false))) {
+    return { command: python, args: ['-m', 'agent_host', 'serve'], source: 'Python extension' };
+  }
+  return { command: 'agent-host', args: ['serve'], source: 'PATH' };
+}

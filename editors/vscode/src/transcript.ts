@@ -1,0 +1,469 @@
+/**
+ * The transcript of one pane: `agent/event`s folded into turns and entries.
+ *
+ * Pure data, no VS Code: the extension host keeps one per pane (for the status
+ * bar and pane state) and the webview replays the same inputs into its own
+ * copy to render. Events are applied in arrival order; `seq` is checked per
+ * channel (the pane name the server sent it under): a repeated or older seq is
+ * dropped, a jump forward is recorded as a gap and shown, and the event is
+ * still applied (a turn's final `turn.finished` or submit result repairs the
+ * state a lost event would have set).
+ */
+
+import type {
+  AgentEvent,
+  PlanStep,
+  Receipt,
+  ToolCallStatus,
+  TurnResult,
+  TurnStatus,
+  Usage,
+} from './protocol';
+
+/** Inputs that do not come from the server's event stream. */
+export type LocalInput =
+  | { kind: 'local.notice'; text: string; level?: NoticeLevel }
+  /** The answer to `agent/submit`: repairs a turn whose events were lost. */
+  | { kind: 'local.result'; result: TurnResult; prompt?: string }
+  /** The server went away: running turns failed, and a new server counts seq from 1. */
+  | { kind: 'local.serverStopped'; reason: string }
+  /** Start over (promotion): forget every item, continue the given channels' seq. */
+  | { kind: 'local.reset'; seqs: Record<string, number> };
+
+export type TranscriptInput = AgentEvent | LocalInput;
+
+export type NoticeLevel = 'info' | 'warning' | 'error';
+
+export type TurnState = 'running' | TurnStatus;
+
+/** What the status bar shows for a pane. */
+export type PaneState = 'idle' | 'running' | 'cancelled' | 'failed';
+
+/** Longest tool output kept per tool call (the tail is kept). */
+export const MAX_TOOL_OUTPUT = 200_000;
+
+interface EntryBase {
+  /** Unique within the transcript, stable for the life of the entry. */
+  id: number;
+  /** Bumped on every change, so a renderer can redraw only what changed. */
+  rev: number;
+}
+
+export interface MessageEntry extends EntryBase {
+  kind: 'message';
+  text: string;
+}
+
+export interface ReasoningEntry extends EntryBase {
+  kind: 'reasoning';
+  text: string;
+}
+
+export interface ToolCallEntry extends EntryBase {
+  kind: 'tool';
+  callId: string;
+  tool: string;
+  title: string;
+  arguments: unknown;
+  output: string;
+  /** Characters dropped from the head of `output` to stay under MAX_TOOL_OUTPUT. */
+  droppedOutput: number;
+  status: ToolCallStatus;
+  exitCode?: number;
+}
+
+export interface SteerEntry extends EntryBase {
+  kind: 'steer';
+  text: string;
+  /** The model has been sent it. */
+  applied: boolean;
+}
+
+export interface RetryEntry extends EntryBase {
+  kind: 'retry';
+  attempt: number;
+  maxAttempts: number;
+  delayMs: number;
+  reason: string;
+}
+
+export interface PlanEntry extends EntryBase {
+  kind: 'plan';
+  explanation?: string;
+  plan: PlanStep[];
+}
+
+export type Entry = MessageEntry | ReasoningEntry | ToolCallEntry | SteerEntry | RetryEntry | PlanEntry;
+
+type WithoutIds<E> = E extends Entry ? Omit<E, 'id' | 'rev'> : never;
+type NewEntry = WithoutIds<Entry>;
+
+export interface Turn {
+  type: 'turn';
+  /** `t<turnId>` */
+  key: string;
+  id: number;
+  rev: number;
+  prompt: string;
+  status: TurnState;
+  entries: Entry[];
+  finalMessage?: string;
+  error?: string;
+  usage?: Usage;
+  receipt?: Receipt;
+}
+
+export interface Notice {
+  type: 'notice';
+  /** `n<counter>` */
+  key: string;
+  rev: number;
+  text: string;
+  level: NoticeLevel;
+}
+
+export type Item = Turn | Notice;
+
+export interface Gap {
+  channel: string;
+  /** First and last missing seq. */
+  from: number;
+  to: number;
+}
+
+export type ApplyOutcome = 'applied' | 'duplicate' | 'gap';
+
+export class Transcript {
+  readonly items: Item[] = [];
+  readonly gaps: Gap[] = [];
+  private readonly turns = new Map<number, Turn>();
+  private readonly seqs = new Map<string, number>();
+  private readonly changed = new Set<string>();
+  private removedAll = false;
+  private nextEntryId = 1;
+  private nextNotice = 1;
+
+  /** The last seq applied on a channel (0: none yet). */
+  lastSeq(channel: string): number {
+    return this.seqs.get(channel) ?? 0;
+  }
+
+  turn(id: number): Turn | undefined {
+    return this.turns.get(id);
+  }
+
+  /** The item with this key (`t<turnId>` or `n<counter>`). */
+  item(key: string): Item | undefined {
+    if (key.startsWith('t')) {
+      return this.turns.get(Number(key.slice(1)));
+    }
+    return this.items.find((item) => item.key === key);
+  }
+
+  /** Turns in the order they appeared. */
+  turnList(): Turn[] {
+    return this.items.filter((item): item is Turn => item.type === 'turn');
+  }
+
+  runningTurns(): Turn[] {
+    return this.turnList().filter((turn) => turn.status === 'running');
+  }
+
+  /** idle / running / cancelled / failed: running while any turn runs, else how the last one ended. */
+  state(): PaneState {
+    const turns = this.turnList();
+    if (turns.some((turn) => turn.status === 'running')) {
+      return 'running';
+    }
+    const last = turns[turns.length - 1];
+    if (last === undefined || last.status === 'completed') {
+      return 'idle';
+    }
+    return last.status;
+  }
+
+  /**
+   * Keys of items changed since the last call, and whether everything was
+   * removed first (then the renderer starts from an empty page).
+   */
+  takeChanges(): { reset: boolean; keys: string[] } {
+    const result = { reset: this.removedAll, keys: [...this.changed] };
+    this.changed.clear();
+    this.removedAll = false;
+    return result;
+  }
+
+  apply(input: TranscriptInput): ApplyOutcome {
+    let outcome: ApplyOutcome = 'applied';
+    if ('seq' in input) {
+      const last = this.lastSeq(input.pane);
+      if (input.seq <= last) {
+        return 'duplicate';
+      }
+      if (input.seq > last + 1) {
+        outcome = 'gap';
+        const gap = { channel: input.pane, from: last + 1, to: input.seq - 1 };
+        this.gaps.push(gap);
+        const count = gap.to - gap.from + 1;
+        this.notice(
+          `${count} event${count === 1 ? '' : 's'} of ${gap.channel} went missing (seq ${gap.from}` +
+            `${count === 1 ? '' : `–${gap.to}`}); the transcript may be incomplete.`,
+          'warning',
+        );
+      }
+      this.seqs.set(input.pane, input.seq);
+    }
+    this.fold(input);
+    return outcome;
+  }
+
+  private fold(input: TranscriptInput): void {
+    switch (input.kind) {
+      case 'turn.started': {
+        const turn = this.ensureTurn(input.turnId);
+        turn.prompt = input.prompt;
+        turn.status = 'running';
+        this.touch(turn);
+        return;
+      }
+      case 'message.delta':
+      case 'reasoning.delta': {
+        const turn = this.ensureTurn(input.turnId);
+        const kind = input.kind === 'message.delta' ? 'message' : 'reasoning';
+        const last = turn.entries[turn.entries.length - 1];
+        if (last !== undefined && last.kind === kind) {
+          last.text += input.text;
+          this.touchEntry(turn, last);
+        } else {
+          this.push(turn, { kind, text: input.text });
+        }
+        return;
+      }
+      case 'tool.started': {
+        const turn = this.ensureTurn(input.turnId);
+        this.push(turn, {
+          kind: 'tool',
+          callId: input.callId,
+          tool: input.tool,
+          title: input.title,
+          arguments: input.arguments,
+          output: '',
+          droppedOutput: 0,
+          status: 'running',
+        });
+        return;
+      }
+      case 'tool.output': {
+        const turn = this.ensureTurn(input.turnId);
+        const entry = this.toolCall(turn, input.callId);
+        entry.output += input.text;
+        if (entry.output.length > MAX_TOOL_OUTPUT) {
+          const drop = entry.output.length - MAX_TOOL_OUTPUT;
+          entry.output = entry.output.slice(drop);
+          entry.droppedOutput += drop;
+        }
+        this.touchEntry(turn, entry);
+        return;
+      }
+      case 'tool.finished': {
+        const turn = this.ensureTurn(input.turnId);
+        const entry = this.toolCall(turn, input.callId);
+        entry.status = input.status;
+        if (input.exitCode !== undefined) {
+          entry.exitCode = input.exitCode;
+        }
+        this.touchEntry(turn, entry);
+        return;
+      }
+      case 'steer.admitted': {
+        const turn = this.ensureTurn(input.turnId);
+        this.push(turn, { kind: 'steer', text: input.text, applied: false });
+        return;
+      }
+      case 'steer.applied': {
+        const turn = this.ensureTurn(input.turnId);
+        const steer = turn.entries.find(
+          (entry): entry is SteerEntry => entry.kind === 'steer' && !entry.applied && entry.text === input.text,
+        );
+        if (steer !== undefined) {
+          steer.applied = true;
+          this.touchEntry(turn, steer);
+        } else {
+          this.push(turn, { kind: 'steer', text: input.text, applied: true });
+        }
+        return;
+      }
+      case 'usage': {
+        const turn = this.ensureTurn(input.turnId);
+        turn.usage = {
+          inputTokens: input.inputTokens,
+          outputTokens: input.outputTokens,
+          reasoningTokens: input.reasoningTokens,
+          cachedTokens: input.cachedTokens,
+        };
+        this.touch(turn);
+        return;
+      }
+      case 'model.retry': {
+        const turn = this.ensureTurn(input.turnId);
+        this.push(turn, {
+          kind: 'retry',
+          attempt: input.attempt,
+          maxAttempts: input.maxAttempts,
+          delayMs: input.delayMs,
+          reason: input.reason,
+        });
+        return;
+      }
+      case 'plan.updated': {
+        const turn = this.ensureTurn(input.turnId);
+        const plan = turn.entries.find((entry): entry is PlanEntry => entry.kind === 'plan');
+        if (plan !== undefined) {
+          plan.plan = input.plan;
+          plan.explanation = input.explanation;
+          this.touchEntry(turn, plan);
+        } else {
+          this.push(turn, { kind: 'plan', plan: input.plan, explanation: input.explanation });
+        }
+        return;
+      }
+      case 'turn.finished':
+        this.finish(this.ensureTurn(input.turnId), input);
+        return;
+      case 'pane.opened':
+        if (input.promotedFrom !== undefined) {
+          this.notice(`${input.promotedFrom} is now ${input.pane}: the conversation continues here.`, 'info');
+        } else if (input.items !== undefined && input.items > 0) {
+          this.notice(`Forked: ${input.items} conversation item${input.items === 1 ? '' : 's'} copied.`, 'info');
+        } else {
+          this.notice('New session: the agent starts with an empty conversation.', 'info');
+        }
+        return;
+      case 'pane.closed':
+        this.notice(
+          input.promotedTo !== undefined ? `This pane became ${input.promotedTo}.` : 'This pane was closed.',
+          'info',
+        );
+        return;
+      case 'local.notice':
+        this.notice(input.text, input.level ?? 'info');
+        return;
+      case 'local.result': {
+        const known = this.turns.get(input.result.turnId);
+        const turn = this.ensureTurn(input.result.turnId);
+        if (known === undefined || turn.prompt === '') {
+          turn.prompt = input.prompt ?? turn.prompt;
+        }
+        if (turn.status === 'running') {
+          this.finish(turn, input.result);
+        } else {
+          this.touch(turn);
+        }
+        return;
+      }
+      case 'local.serverStopped':
+        for (const turn of this.runningTurns()) {
+          this.finish(turn, { status: 'failed', finalMessage: '', error: input.reason });
+        }
+        this.seqs.clear();
+        this.notice(input.reason, 'error');
+        return;
+      case 'local.reset':
+        this.items.length = 0;
+        this.turns.clear();
+        this.changed.clear();
+        this.removedAll = true;
+        this.seqs.clear();
+        for (const [channel, seq] of Object.entries(input.seqs)) {
+          this.seqs.set(channel, seq);
+        }
+        return;
+    }
+  }
+
+  private finish(
+    turn: Turn,
+    result: { status: TurnStatus; finalMessage: string; error?: string; usage?: Usage; receipt?: Receipt },
+  ): void {
+    turn.status = result.status;
+    turn.finalMessage = result.finalMessage;
+    turn.error = result.error;
+    if (result.usage !== undefined) {
+      turn.usage = result.usage;
+    }
+    turn.receipt = result.receipt;
+    for (const entry of turn.entries) {
+      if (entry.kind === 'tool' && entry.status === 'running') {
+        entry.status = result.status === 'completed' ? 'completed' : 'cancelled';
+        this.touchEntry(turn, entry);
+      }
+    }
+    // The streamed answer is what the user saw; if deltas went missing, the
+    // final message the server reports wins.
+    const final = result.finalMessage;
+    if (result.status === 'completed' && final !== '') {
+      const last = turn.entries[turn.entries.length - 1];
+      if (last !== undefined && last.kind === 'message') {
+        if (last.text !== final) {
+          last.text = final;
+          this.touchEntry(turn, last);
+        }
+      } else {
+        this.push(turn, { kind: 'message', text: final });
+      }
+    }
+    this.touch(turn);
+  }
+
+  private ensureTurn(id: number): Turn {
+    let turn = this.turns.get(id);
+    if (turn === undefined) {
+      turn = { type: 'turn', key: `t${id}`, id, rev: 0, prompt: '', status: 'running', entries: [] };
+      this.turns.set(id, turn);
+      this.items.push(turn);
+      this.touch(turn);
+    }
+    return turn;
+  }
+
+  private toolCall(turn: Turn, callId: string): ToolCallEntry {
+    const found = turn.entries.find((entry): entry is ToolCallEntry => entry.kind === 'tool' && entry.callId === callId);
+    if (found !== undefined) {
+      return found;
+    }
+    // Its tool.started went missing: show what we know.
+    return this.push(turn, {
+      kind: 'tool' as const,
+      callId,
+      tool: 'tool',
+      title: callId,
+      arguments: undefined,
+      output: '',
+      droppedOutput: 0,
+      status: 'running' as ToolCallStatus,
+    });
+  }
+
+  private push<F extends NewEntry>(turn: Turn, fields: F): F & EntryBase {
+    const entry = { ...fields, id: this.nextEntryId++, rev: 1 };
+    turn.entries.push(entry as Entry);
+    this.touch(turn);
+    return entry;
+  }
+
+  private touchEntry(turn: Turn, entry: Entry): void {
+    entry.rev += 1;
+    this.touch(turn);
+  }
+
+  private touch(item: Item): void {
+    item.rev += 1;
+    this.changed.add(item.key);
+  }
+
+  private notice(text: string, level: NoticeLevel): void {
+    const notice: Notice = { type: 'notice', key: `n${this.nextNotice++}`, rev: 1, text, level };
+    this.items.push(notice);
+    this.changed.add(notice.key);
+  }
+}

@@ -1,0 +1,47 @@
+/** Messages between the extension host and a transcript webview. */
+
+import type { Effort } from './protocol';
+import type { PaneState, TranscriptInput } from './transcript';
+
+export interface ViewState {
+  pane: string;
+  state: PaneState;
+  effort: Effort;
+  fastMode: boolean;
+  /** The open fork, if any. */
+  fork?: string;
+}
+
+export type HostMessage =
+  /** Start over from these inputs (the view loaded, or the pane's log was replaced). */
+  | { type: 'replay'; inputs: TranscriptInput[]; state: ViewState }
+  /** Inputs since the last message, batched. */
+  | { type: 'append'; inputs: TranscriptInput[] }
+  | { type: 'state'; state: ViewState };
+
+export type ViewMessage =
+  | { type: 'ready' }
+  | { type: 'ask'; text: string }
+  | { type: 'steer'; text: string }
+  | { type: 'cancel' }
+  | { type: 'fork' }
+  | { type: 'closeFork' };
+
+export function isViewMessage(value: unknown): value is ViewMessage {
+  if (typeof value !== 'object' || value === null) {
+    return false;
+  }
+  const message = value as { type?: unknown; text?: unknown };
+  switch (message.type) {
+    case 'ready':
+    case 'cancel':
+    case 'fork':
+    case 'closeFork':
+      return true;
+    case 'ask':
+    case 'steer':
+      return typeof message.text === 'string';
+    default:
+      return false;
+  }
+}

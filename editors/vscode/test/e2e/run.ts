@@ -1,0 +1,465 @@
+/**
+ * End to end in a real VS Code: code-server with the packaged .vsix
+ * installed, driven by headless Chromium through playwright-core, with the
+ * real agent-host server and the scripted fake model.
+ *
+ *   1. Agent: Ask from the Command Palette, with a selection; the answer
+ *      streams into the transcript (part of it is seen while the model's
+ *      stream is held, then all of it), rendered as Markdown.
+ *   2. Agent: Ask for a command that runs `sleep 300`; Cancel in the
+ *      progress notification; the turn shows cancelled with its receipt,
+ *      the status bar says so, and the sleep process is gone.
+ *   3. A screenshot goes to test-output/e2e/ (and to docs/images/ when
+ *      AGENT_HOST_UPDATE_SCREENSHOT=1 or when it is missing there).
+ *   4. Agent: Fork opens fork-1 beside main; Agent: Close Fork closes it.
+ *
+ * Needs `scripts/toolchain.sh e2e` (code-server, Chromium, playwright-core
+ * under $E2E_CACHE) and the built agent-host.vsix. Synchronises on DOM state
+ * and processes, with timeouts; never on plain sleeps.
+ */
+
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import { createRequire } from 'node:module';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { AGENT_HOST, EXTENSION_DIR, REPO_DIR, pidAlive, tempDir, waitFor } from '../support/env';
+import { FakeModel, held } from '../support/fakeModel';
+
+// --- the slice of playwright-core we use --------------------------------------------------
+
+interface Locator {
+  click(options?: { timeout?: number }): Promise<void>;
+  waitFor(options?: { state?: 'attached' | 'visible' | 'hidden' | 'detached'; timeout?: number }): Promise<void>;
+  filter(options: { hasText?: string | RegExp }): Locator;
+  getByRole(role: string, options?: { name?: string | RegExp; exact?: boolean }): Locator;
+  locator(selector: string): Locator;
+  first(): Locator;
+  textContent(): Promise<string | null>;
+  count(): Promise<number>;
+}
+
+interface Frame {
+  url(): string;
+  $(selector: string): Promise<unknown>;
+  locator(selector: string): Locator;
+  waitForFunction<A>(fn: (arg: A) => unknown, arg: A, options?: { timeout?: number; polling?: number }): Promise<unknown>;
+  evaluate<R, A>(fn: (arg: A) => R, arg: A): Promise<R>;
+}
+
+interface Page extends Frame {
+  goto(url: string, options?: { timeout?: number; waitUntil?: string }): Promise<unknown>;
+  keyboard: { press(key: string): Promise<void>; type(text: string, options?: { delay?: number }): Promise<void> };
+  frames(): Frame[];
+  screenshot(options: { path: string; fullPage?: boolean }): Promise<unknown>;
+  on(event: 'console' | 'pageerror', listener: (value: { text?: () => string; message?: string }) => void): void;
+}
+
+interface Browser {
+  newPage(options?: { viewport?: { width: number; height: number }; deviceScaleFactor?: number }): Promise<Page>;
+  close(): Promise<void>;
+}
+
+interface Playwright {
+  chromium: { launch(options: { executablePath: string; headless?: boolean; args?: string[] }): Promise<Browser> };
+}
+
+// --- set-up ------------------------------------------------------------------------------
+
+const CACHE = process.env.AGENT_HOST_E2E_CACHE ?? path.join(os.homedir(), '.cache', 'agent-host-e2e');
+const CODE_SERVER = path.join(CACHE, 'code-server', 'node_modules', '.bin', 'code-server');
+const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const VSIX = path.join(EXTENSION_DIR, 'agent-host.vsix');
+const OUTPUT = path.join(EXTENSION_DIR, 'test-output', 'e2e');
+const DOCS_SCREENSHOT = path.join(REPO_DIR, 'docs', 'images', 'vscode-transcript.png');
+
+const ANSWER =
+  'Here is what **agent-host** does:\n\n' +
+  '1. It runs the agent as a *language server*.\n' +
+  '2. It streams every step into this transcript.\n\n' +
+  '```python\nprint("hello from the fake model")\n```\n\n' +
+  'All done: this answer arrived in pieces.';
+const SLEEPER = 'sleep 300 & echo pid=$!; wait';
+
+const started = Date.now();
+function log(message: string): void {
+  console.log(`[e2e ${((Date.now() - started) / 1000).toFixed(1)}s] ${message}`);
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
+    });
+  });
+}
+
+function prepareWorkspace(root: string, baseUrl: string): { workspace: string; userData: string; extensions: string; home: string } {
+  const workspace = path.join(root, 'workspace');
+  const userData = path.join(root, 'user-data');
+  const extensions = path.join(root, 'extensions');
+  const home = path.join(root, 'home');
+  for (const dir of [workspace, path.join(userData, 'User'), extensions, home]) {
+    fs.mkdirSync(dir, { recursive: true });
+  }
+  fs.writeFileSync(path.join(workspace, 'app.py'), 'def greet(name):\n    return f"hello {name}"\n');
+  const settings = {
+    'security.workspace.trust.enabled': false,
+    'workbench.startupEditor': 'none',
+    'workbench.tips.enabled': false,
+    'workbench.welcomePage.walkthroughs.openOnInstall': false,
+    'workbench.secondarySideBar.defaultVisibility': 'hidden',
+    'workbench.colorTheme': 'Default Dark Modern',
+    'chat.disableAIFeatures': true,
+    'telemetry.telemetryLevel': 'off',
+    'update.mode': 'none',
+    'extensions.ignoreRecommendations': true,
+    'extensions.autoCheckUpdates': false,
+    'window.commandCenter': false,
+    'agentHost.serverCommand': [AGENT_HOST, 'serve'],
+    'agentHost.baseUrl': baseUrl,
+  };
+  fs.writeFileSync(path.join(userData, 'User', 'settings.json'), JSON.stringify(settings, null, 2));
+  return { workspace, userData, extensions, home };
+}
+
+function installExtension(dirs: { userData: string; extensions: string; home: string }): void {
+  const result = spawnSync(
+    CODE_SERVER,
+    ['--extensions-dir', dirs.extensions, '--user-data-dir', dirs.userData, '--install-extension', VSIX],
+    { encoding: 'utf8', env: { ...process.env, HOME: dirs.home }, timeout: 120_000 },
+  );
+  if (result.status !== 0) {
+    throw new Error(`installing the .vsix failed:\n${result.stdout}\n${result.stderr}`);
+  }
+  const installed = fs.readdirSync(dirs.extensions).filter((name) => name.startsWith('agent-host.agent-host'));
+  if (installed.length !== 1) {
+    throw new Error(`the extension is not in ${dirs.extensions}: ${fs.readdirSync(dirs.extensions).join(', ')}`);
+  }
+}
+
+async function startCodeServer(
+  dirs: { workspace: string; userData: string; extensions: string; home: string },
+  root: string,
+  port: number,
+): Promise<{ child: ChildProcess; output: string[] }> {
+  const output: string[] = [];
+  const child = spawn(
+    CODE_SERVER,
+    [
+      '--auth',
+      'none',
+      '--bind-addr',
+      `127.0.0.1:${port}`,
+      '--disable-telemetry',
+      '--disable-update-check',
+      '--disable-workspace-trust',
+      '--config',
+      path.join(root, 'code-server.yaml'),
+      '--extensions-dir',
+      dirs.extensions,
+      '--user-data-dir',
+      dirs.userData,
+      dirs.workspace,
+    ],
+    {
+      // A home of its own (exec_command runs `bash -lc`; the user's profile is not under test).
+      env: { ...process.env, HOME: dirs.home, OPENAI_API_KEY: 'sk-e2e-not-a-real-key' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    },
+  );
+  child.stdout!.on('data', (chunk: Buffer) => output.push(chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => output.push(chunk.toString()));
+  await waitFor(
+    'code-server to listen',
+    () => {
+      if (child.exitCode !== null) {
+        throw new Error(`code-server exited:\n${output.join('')}`);
+      }
+      return output.join('').includes('HTTP server listening');
+    },
+    60_000,
+  );
+  return { child, output };
+}
+
+/** The frame of the transcript webview (nested iframes inside the workbench). */
+async function transcriptFrame(page: Page, pane = 'main'): Promise<Frame> {
+  return waitFor(
+    `the transcript webview of ${pane}`,
+    async () => {
+      for (const frame of page.frames()) {
+        const found = await frame
+          .evaluate((name: string) => document.body?.dataset.pane === name && document.querySelector('#transcript') !== null, pane)
+          .catch(() => false);
+        if (found) {
+          return frame;
+        }
+      }
+      return undefined;
+    },
+    30_000,
+    100,
+  );
+}
+
+async function runCommand(page: Page, title: string): Promise<void> {
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: 20_000 });
+  await page.keyboard.type(title);
+  const row = page
+    .locator('.quick-input-list .monaco-list-row')
+    .filter({ hasText: new RegExp(`^${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`) })
+    .first();
+  await row.waitFor({ state: 'visible', timeout: 20_000 });
+  await page.keyboard.press('Enter');
+}
+
+async function ask(page: Page, prompt: string): Promise<void> {
+  await runCommand(page, 'Agent: Ask');
+  const title = page.locator('.quick-input-widget .quick-input-title').filter({ hasText: 'Agent: Ask' });
+  await title.waitFor({ state: 'visible', timeout: 20_000 });
+  await page.keyboard.type(prompt);
+  await page.keyboard.press('Enter');
+}
+
+function statusBarText(page: Page): Promise<string> {
+  return page.evaluate(() => {
+    const items = [...document.querySelectorAll('.statusbar-item')];
+    return items.map((item) => item.textContent ?? '').find((text) => text.includes('Agent main')) ?? '';
+  }, undefined);
+}
+
+// --- the scenarios --------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  for (const [what, file] of [
+    ['code-server (make vscode-e2e installs it)', CODE_SERVER],
+    ['Chromium', CHROMIUM],
+    ['the packaged extension (npm run package)', VSIX],
+    ['the agent-host server (make venv)', AGENT_HOST],
+  ]) {
+    if (!fs.existsSync(file)) {
+      throw new Error(`missing ${what}: ${file}`);
+    }
+  }
+  const playwright = createRequire(path.join(CACHE, 'harness', 'package.json'))('playwright-core') as Playwright;
+  fs.rmSync(OUTPUT, { recursive: true, force: true });
+  fs.mkdirSync(OUTPUT, { recursive: true });
+
+  const root = tempDir('e2e');
+  const fake = await FakeModel.start([
+    // Held after a few deltas until the transcript has shown them: streaming, seen without a race.
+    held('answer', 12, { text: ANSWER, chunks: 40, delay: 0.01 }),
+    { tool_call: { name: 'exec_command', arguments: { cmd: SLEEPER }, call_id: 'call_sleep' } },
+  ]);
+  const dirs = prepareWorkspace(root, fake.baseUrl);
+  log(`fake model at ${fake.baseUrl}; workspace ${dirs.workspace}`);
+  installExtension(dirs);
+  log('extension installed');
+  const port = await freePort();
+  const codeServer = await startCodeServer(dirs, root, port);
+  log(`code-server on port ${port}`);
+  const browser = await playwright.chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+  let page: Page | undefined;
+  let sleeperPid: number | undefined;
+  try {
+    page = await browser.newPage({ viewport: { width: 1440, height: 860 } });
+    const browserErrors: string[] = [];
+    page.on('pageerror', (error) => browserErrors.push(error.message ?? String(error)));
+    await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(dirs.workspace)}`, { timeout: 60_000 });
+    await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: 60_000 });
+    log('workbench loaded');
+    await waitFor('the Agent status bar item', async () => /Agent main: idle/.test(await statusBarText(page!)), 60_000, 200);
+    log(`status bar: ${await statusBarText(page)}`);
+
+    // 1. Ask about a selection; the answer streams into the transcript.
+    await page.keyboard.press('Control+P');
+    await page.locator('.quick-input-widget input').waitFor({ state: 'visible', timeout: 20_000 });
+    await page.keyboard.type('app.py');
+    await page.locator('.quick-input-list .monaco-list-row').filter({ hasText: 'app.py' }).first().waitFor({ timeout: 20_000 });
+    await page.keyboard.press('Enter');
+    const editor = page.locator('.monaco-editor .view-lines').filter({ hasText: 'def greet' }).first();
+    await editor.waitFor({ state: 'visible', timeout: 20_000 });
+    await editor.click();
+    await page.keyboard.press('Control+A');
+    await ask(page, 'What does this project do?');
+    const frame = await transcriptFrame(page);
+    log('transcript open');
+    const partial = (await frame.waitForFunction(
+      () => {
+        const message = document.querySelector('.turn[data-status="running"] .entry.message');
+        const text = message?.textContent ?? '';
+        return text.length > 0 ? text : false;
+      },
+      undefined,
+      { timeout: 30_000, polling: 20 },
+    )) as { jsonValue(): Promise<string> };
+    const partialText = await partial.jsonValue();
+    fake.release('answer');
+    await frame.locator('.turn[data-status="completed"]').waitFor({ state: 'visible', timeout: 30_000 });
+    const answer = (await frame.locator('.turn[data-status="completed"] .entry.message').first().textContent()) ?? '';
+    const prompt = (await frame.locator('.turn[data-status="completed"] .prompt').first().textContent()) ?? '';
+    if (!prompt.includes('The user selected this in app.py') || !prompt.includes('return f"hello {name}"')) {
+      throw new Error(`the selection did not go along with the prompt: ${prompt}`);
+    }
+    if (!answer.includes('All done: this answer arrived in pieces.') || partialText.length >= answer.length) {
+      throw new Error(`the answer did not stream: saw ${JSON.stringify(partialText)} then ${JSON.stringify(answer)}`);
+    }
+    const rendered = await frame.evaluate(
+      () => ({
+        strong: document.querySelector('.turn .entry.message strong')?.textContent,
+        code: document.querySelector('.turn .entry.message pre code')?.textContent,
+        items: document.querySelectorAll('.turn .entry.message ol li').length,
+      }),
+      undefined,
+    );
+    if (rendered.strong !== 'agent-host' || !rendered.code?.includes('hello from the fake model') || rendered.items !== 2) {
+      throw new Error(`the answer is not rendered as Markdown: ${JSON.stringify(rendered)}`);
+    }
+    log(`streamed answer seen partially (${partialText.length} of ${answer.length} characters), rendered as Markdown`);
+    await waitFor('the status bar to say idle', async () => /Agent main: idle/.test(await statusBarText(page!)), 15_000);
+
+    // 2. A turn running `sleep`; Cancel in the progress notification.
+    await editor.click(); // no selection this time
+    await ask(page, 'Run the sleeper');
+    const output = await frame.waitForFunction(
+      () => {
+        const text = document.querySelector('.turn[data-status="running"] .entry.tool[data-status="running"] pre.output')?.textContent ?? '';
+        const match = /pid=(\d+)/.exec(text);
+        return match ? match[1] : false;
+      },
+      undefined,
+      { timeout: 30_000, polling: 50 },
+    );
+    sleeperPid = Number(await (output as { jsonValue(): Promise<string> }).jsonValue());
+    if (!pidAlive(sleeperPid)) {
+      throw new Error(`the sleep (pid ${sleeperPid}) is not running`);
+    }
+    log(`sleep running as pid ${sleeperPid}`);
+    await waitFor('the status bar to say running', async () => /Agent main: running/.test(await statusBarText(page!)), 15_000);
+    await page.screenshot({ path: path.join(OUTPUT, 'running.png') });
+    const toast = page.locator('.notifications-toasts .notification-toast').filter({ hasText: 'Agent: Run the sleeper' });
+    await toast.waitFor({ state: 'visible', timeout: 20_000 });
+    const progressText = (await toast.locator('.notification-list-item-message').first().textContent()) ?? '';
+    log(`progress notification: ${progressText}`);
+    await toast.getByRole('button', { name: 'Cancel' }).click({ timeout: 10_000 });
+    log('pressed Cancel in the progress notification');
+
+    const receipt = frame.locator('.turn[data-status="cancelled"] .turn-footer .receipt');
+    await receipt.waitFor({ state: 'visible', timeout: 30_000 });
+    const receiptText = (await receipt.textContent()) ?? '';
+    if (!/Cancelled: aborted exec_command; killed \d+ process(es)?, none survived\./.test(receiptText)) {
+      throw new Error(`unexpected receipt: ${receiptText}`);
+    }
+    const pid = sleeperPid;
+    await waitFor(`the sleep (pid ${pid}) to be gone`, () => !pidAlive(pid), 10_000);
+    await waitFor('the status bar to say cancelled', async () => /Agent main: cancelled/.test(await statusBarText(page!)), 15_000);
+    const toolState = await frame.locator('.entry.tool[data-call="call_sleep"] .state').textContent();
+    log(`cancelled: "${receiptText}"; tool call: ${toolState}; /proc/${pid} gone; status bar: ${await statusBarText(page)}`);
+    await waitFor('the notification to close', async () => (await toast.count()) === 0, 15_000);
+
+    // 3. The screenshot for the docs.
+    const shot = path.join(OUTPUT, 'vscode-transcript.png');
+    await page.screenshot({ path: shot });
+
+    // 4. Fork: a second transcript beside main; Close Fork closes it.
+    await runCommand(page, 'Agent: Fork');
+    const fork = await transcriptFrame(page, 'fork-1');
+    await fork.locator('.notice').filter({ hasText: /Forked: \d+ conversation items? copied/ }).waitFor({ timeout: 20_000 });
+    await frame.locator('button[data-action="closeFork"]').waitFor({ state: 'visible', timeout: 10_000 });
+    await page.screenshot({ path: path.join(OUTPUT, 'fork.png') });
+    log('fork-1 open beside main');
+    await runCommand(page, 'Agent: Close Fork');
+    await waitFor(
+      'the fork transcript to close',
+      async () => !(await Promise.all(page!.frames().map((f) => f.evaluate(() => document.body?.dataset.pane, undefined).catch(() => undefined)))).includes('fork-1'),
+      20_000,
+      100,
+    );
+    log('fork closed');
+    if (process.env.AGENT_HOST_UPDATE_SCREENSHOT === '1' || !fs.existsSync(DOCS_SCREENSHOT)) {
+      fs.mkdirSync(path.dirname(DOCS_SCREENSHOT), { recursive: true });
+      fs.copyFileSync(shot, DOCS_SCREENSHOT);
+      log(`screenshot copied to ${path.relative(REPO_DIR, DOCS_SCREENSHOT)}`);
+    }
+    if (browserErrors.length > 0) {
+      log(`page errors (not failing the run): ${browserErrors.slice(0, 5).join(' | ')}`);
+    }
+    log(`passed; screenshots in ${path.relative(REPO_DIR, OUTPUT)}`);
+  } catch (error) {
+    if (page !== undefined) {
+      await page.screenshot({ path: path.join(OUTPUT, 'failure.png') }).catch(() => undefined);
+    }
+    fs.writeFileSync(path.join(OUTPUT, 'code-server.log'), codeServer.output.join(''));
+    console.error(`e2e failed; see ${OUTPUT} and the logs under ${dirs.userData}/logs`);
+    throw error;
+  } finally {
+    await browser.close().catch(() => undefined);
+    await stopCodeServer(codeServer.child);
+    await fake.stop();
+    if (sleeperPid !== undefined && pidAlive(sleeperPid)) {
+      process.kill(sleeperPid, 'SIGKILL');
+    }
+  }
+  await waitFor(
+    'the agent-host server to exit with code-server',
+    () => agentHostProcesses(dirs.workspace).length === 0,
+    10_000,
+    100,
+  ).catch(() => {
+    throw new Error(`agent-host processes outlived code-server: ${agentHostProcesses(dirs.workspace).join(', ')}`);
+  });
+  fs.rmSync(root, { recursive: true, force: true });
+}
+
+/** Stop code-server and everything it started (its process group). */
+async function stopCodeServer(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.pid === undefined) {
+    return;
+  }
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  process.kill(-child.pid, 'SIGTERM');
+  const stopped = await Promise.race([exited.then(() => true), waitFor('code-server to exit', () => child.exitCode !== null, 10_000).catch(() => false)]);
+  if (!stopped) {
+    process.kill(-child.pid, 'SIGKILL');
+  }
+}
+
+/** Live agent-host servers whose working directory is our workspace. */
+function agentHostProcesses(workspace: string): number[] {
+  const pids: number[] = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) {
+      continue;
+    }
+    try {
+      const cwd = fs.readlinkSync(`/proc/${entry}/cwd`);
+      const cmdline = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      if (cwd === workspace && cmdline.includes('agent-host') && pidAlive(Number(entry))) {
+        pids.push(Number(entry));
+      }
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return pids;
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error instanceof Error ? error.stack : error);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,179 @@
+/**
+ * The extension's command logic (AgentController) against the real server
+ * and the fake model: the same code the VS Code commands run, with a fake
+ * UI standing in for input boxes and the progress notification.
+ */
+
+import * as assert from 'node:assert/strict';
+import { afterEach, describe, test } from 'node:test';
+import { AgentController } from '../../src/controller';
+import type { TurnResult } from '../../src/protocol';
+import type { ToolCallEntry } from '../../src/transcript';
+import { pidAlive, pidsIn, waitFor } from '../support/env';
+import { FakeModel, type ScriptedReply } from '../support/fakeModel';
+import { FakeUi } from '../support/fakeUi';
+import { ServerProcess } from '../support/server';
+
+let running: Array<{ stop(): Promise<unknown> }> = [];
+
+afterEach(async () => {
+  const stopping = running.reverse();
+  running = [];
+  for (const process of stopping) {
+    await process.stop();
+  }
+});
+
+async function setUp(script: ScriptedReply[]): Promise<{
+  fake: FakeModel;
+  server: ServerProcess;
+  ui: FakeUi;
+  controller: AgentController;
+}> {
+  const fake = await FakeModel.start(script);
+  running.push(fake);
+  const server = await ServerProcess.start({ baseUrl: fake.baseUrl });
+  running.push(server);
+  const ui = new FakeUi();
+  const controller = new AgentController(server, ui);
+  server.onEvent((event) => controller.handleEvent(event));
+  controller.serverStarted({ effort: 'medium', fastMode: false });
+  return { fake, server, ui, controller };
+}
+
+function toolOutput(controller: AgentController, pane = 'main'): string {
+  return (controller.pane(pane)?.transcript.turnList() ?? [])
+    .flatMap((turn) => turn.entries)
+    .filter((entry): entry is ToolCallEntry => entry.kind === 'tool')
+    .map((entry) => entry.output)
+    .join('');
+}
+
+describe('AgentController against the real server', () => {
+  test('Ask sends the selection, shows progress, streams into the transcript; Cancel in the progress stops the turn', async () => {
+    const { fake, ui, controller } = await setUp([
+      { text: 'It defines `f`, which does nothing.', chunks: 4 },
+      { tool_call: { name: 'exec_command', arguments: { cmd: 'sleep 300 & echo pid=$!; wait' } } },
+    ]);
+    ui.inputs.push('Explain this');
+    ui.selection = {
+      uri: 'file:///tmp/app.py',
+      range: { start: { line: 0, character: 0 }, end: { line: 0, character: 13 } },
+      text: 'def f(): pass',
+    };
+    const result = await controller.ask();
+    assert.equal(result?.status, 'completed');
+    assert.equal(ui.progress[0].title, 'Agent: Explain this');
+    assert.ok(ui.progress[0].messages.length > 0, 'the notification shows what the agent does');
+    assert.ok(ui.progress[0].done);
+    const [request] = await fake.waitForRequests(1);
+    assert.ok(JSON.stringify(request.input).includes('def f(): pass'), 'the selection went along');
+
+    const main = controller.pane('main')!;
+    const [first] = main.transcript.turnList();
+    assert.equal(first.status, 'completed');
+    assert.equal(first.entries.at(-1)?.kind, 'message');
+    assert.equal(controller.paneState('main'), 'idle');
+
+    ui.selection = undefined;
+    const sleeping = controller.submit('main', 'Sleep for a while');
+    await waitFor('the pane to run', () => controller.paneState('main') === 'running');
+    const [pid] = await waitFor('the sleep pid', () => {
+      const pids = pidsIn(toolOutput(controller));
+      return pids.length > 0 ? pids : undefined;
+    });
+    assert.ok(pidAlive(pid));
+    ui.progress[1].source.cancel(); // the Cancel button of the progress notification
+    const cancelled = (await sleeping) as TurnResult | undefined;
+    if (cancelled !== undefined) {
+      assert.equal(cancelled.status, 'cancelled');
+    }
+    const second = await waitFor('the cancelled turn', () =>
+      main.transcript.turnList().find((turn) => turn.status === 'cancelled'),
+    );
+    assert.equal(second.receipt?.abortedToolCalls[0]?.tool, 'exec_command');
+    assert.equal(second.receipt?.survivingProcesses, 0);
+    assert.equal(pidAlive(pid), false, 'the sleep child is gone');
+    assert.equal(controller.paneState('main'), 'cancelled');
+    assert.deepEqual(main.transcript.gaps, []);
+    assert.deepEqual(ui.errors, []);
+  });
+
+  test('Set Thinking, Fast Mode, Fork, Close Fork, Steer (promoted), New Session, Cancel with nothing', async () => {
+    const { fake, ui, controller } = await setUp([
+      { text: 'I will remember 42.' },
+      { text: 'The number was 42.' },
+      { text: 'A new turn from a steer.' },
+    ]);
+    ui.picks.push('high');
+    assert.equal(await controller.setThinking(), 'high');
+    assert.equal(await controller.toggleFastMode(), true);
+    assert.equal(controller.pane('main')?.effort, 'high');
+
+    await controller.submit('main', 'Remember 42');
+    const fork = await controller.fork();
+    assert.deepEqual(fork, { pane: 'fork-1', items: 2 });
+    assert.equal(controller.forkPane(), 'fork-1');
+    assert.equal(controller.activePane, 'fork-1');
+    assert.equal(controller.pane('fork-1')?.effort, 'high', 'a fork keeps the settings');
+    await waitFor('the fork pane.opened', () => controller.pane('fork-1')?.log.some((input) => input.kind === 'pane.opened'));
+
+    assert.equal(await controller.fork(), undefined);
+    assert.match(ui.infos.at(-1) ?? '', /already open/);
+
+    const onFork = await controller.submit('fork-1', 'What was the number?');
+    assert.equal(onFork?.pane, 'fork-1');
+    const requests = await fake.waitForRequests(2);
+    assert.ok(JSON.stringify(requests[1].input).includes('Remember 42'), 'the fork has the conversation');
+    assert.equal(requests[1].reasoning?.effort, 'high');
+    assert.equal(requests[1].service_tier, 'priority');
+
+    assert.deepEqual(await controller.closeFork(), { cancelled: 0 });
+    assert.equal(controller.forkPane(), undefined);
+    assert.equal(controller.activePane, 'main');
+
+    const steer = await controller.steer({ prompt: 'Now something else' });
+    assert.equal(steer?.outcome, 'promoted');
+    await waitFor('the promoted turn to finish', () =>
+      controller.pane('main')?.transcript.turn(steer!.turnId)?.status === 'completed' ? true : undefined,
+    );
+
+    const session = await controller.newSession();
+    assert.equal(session?.pane, 'main');
+    await waitFor('the new-session notice', () =>
+      controller.pane('main')?.transcript.items.some((item) => item.type === 'notice' && /New session/.test(item.text)),
+    );
+
+    assert.deepEqual(await controller.cancel(), { cancelled: 0, receipts: [] });
+    assert.match(ui.infos.at(-1) ?? '', /Nothing to cancel/);
+    assert.deepEqual(ui.errors, []);
+    assert.deepEqual(controller.pane('main')?.transcript.gaps, []);
+  });
+
+  test('closing main while a fork is open: main shows the fork conversation, seq stays contiguous', async () => {
+    const { server, controller } = await setUp([{ text: 'main answer' }, { text: 'fork answer' }, { text: 'next' }]);
+    await controller.submit('main', 'on main');
+    await controller.fork();
+    await controller.submit('fork-1', 'on the fork');
+    await server.request('agent/closePane', { pane: 'main' });
+    await waitFor('the promotion', () => (controller.pane('fork-1') === undefined ? true : undefined));
+    const main = controller.pane('main')!;
+    assert.deepEqual(
+      main.transcript.turnList().map((turn) => turn.prompt),
+      ['on the fork'],
+      'main now holds what the fork showed',
+    );
+    const notices = main.transcript.items.flatMap((item) => (item.type === 'notice' ? [item.text] : []));
+    assert.ok(notices.some((text) => text.startsWith('Forked: 2 conversation items')), notices.join(' | '));
+    assert.ok(notices.some((text) => text.startsWith('fork-1 is now main')), notices.join(' | '));
+    await controller.submit('main', 'after promotion');
+    assert.deepEqual(
+      main.transcript.turnList().map((turn) => [turn.prompt, turn.status]),
+      [
+        ['on the fork', 'completed'],
+        ['after promotion', 'completed'],
+      ],
+    );
+    assert.deepEqual(main.transcript.gaps, []);
+  });
+});

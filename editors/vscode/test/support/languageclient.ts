@@ -1,0 +1,127 @@
+/**
+ * A stand-in for `vscode-languageclient/node` in unit tests: records what
+ * the extension sends and lets a test play the server (answers, events,
+ * progress, state changes).
+ */
+
+/* eslint-disable @typescript-eslint/no-explicit-any */
+
+import { EventEmitter } from './vscode';
+
+export enum CloseAction {
+  DoNotRestart = 1,
+  Restart = 2,
+}
+
+export enum ErrorAction {
+  Continue = 1,
+  Shutdown = 2,
+}
+
+export enum RevealOutputChannelOn {
+  Debug = 0,
+  Info = 1,
+  Warn = 2,
+  Error = 3,
+  Never = 4,
+}
+
+export enum State {
+  Stopped = 1,
+  Running = 2,
+  Starting = 3,
+}
+
+export const WorkDoneProgress = { type: { method: '$/progress' } };
+
+export type Responder = (method: string, params: any, token: any) => Promise<unknown>;
+
+export class LanguageClient {
+  static instances: LanguageClient[] = [];
+  state = State.Stopped;
+  readonly requests: Array<{ method: string; params: any; token: any }> = [];
+  readonly notifications: Array<{ method: string; params: any }> = [];
+  private readonly handlers = new Map<string, (params: any) => void>();
+  private readonly progress = new Map<string | number, (value: any) => void>();
+  private readonly stateChanged = new EventEmitter<{ oldState: State; newState: State }>();
+  initializeResult: any = {
+    capabilities: {
+      experimental: {
+        agentHost: {
+          protocolVersion: 1,
+          maxForks: 1,
+          efforts: ['none', 'minimal', 'low', 'medium', 'high', 'xhigh'],
+          methods: [],
+        },
+      },
+    },
+  };
+  respond: Responder = async () => null;
+
+  constructor(
+    readonly id: string,
+    readonly name: string,
+    readonly serverOptions: unknown,
+    readonly clientOptions: any,
+  ) {
+    LanguageClient.instances.push(this);
+  }
+
+  private setState(newState: State): void {
+    const oldState = this.state;
+    this.state = newState;
+    this.stateChanged.fire({ oldState, newState });
+  }
+
+  async start(): Promise<void> {
+    this.setState(State.Starting);
+    this.setState(State.Running);
+  }
+
+  async stop(): Promise<void> {
+    this.setState(State.Stopped);
+  }
+
+  needsStop(): boolean {
+    return this.state !== State.Stopped;
+  }
+
+  /** The server process died: what does the error handler say? */
+  crash(): unknown {
+    this.setState(State.Stopped);
+    return this.clientOptions.errorHandler.closed();
+  }
+
+  onDidChangeState(listener: (event: { oldState: State; newState: State }) => void): { dispose(): void } {
+    return this.stateChanged.event(listener);
+  }
+
+  sendRequest(method: string, params: any, token?: any): Promise<unknown> {
+    this.requests.push({ method, params, token });
+    return this.respond(method, params, token);
+  }
+
+  async sendNotification(method: string, params: any): Promise<void> {
+    this.notifications.push({ method, params });
+  }
+
+  onNotification(method: string, handler: (params: any) => void): { dispose(): void } {
+    this.handlers.set(method, handler);
+    return { dispose: () => this.handlers.delete(method) };
+  }
+
+  onProgress(_type: unknown, token: string | number, handler: (value: any) => void): { dispose(): void } {
+    this.progress.set(token, handler);
+    return { dispose: () => this.progress.delete(token) };
+  }
+
+  /** The server sends a notification. */
+  emit(method: string, params: unknown): void {
+    this.handlers.get(method)?.(params);
+  }
+
+  /** The server sends `$/progress`. */
+  sendProgress(token: string | number, value: unknown): void {
+    this.progress.get(token)?.(value);
+  }
+}

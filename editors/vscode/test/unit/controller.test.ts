@@ -1,0 +1,293 @@
+import * as assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { CancellationToken, Client, Disposable } from '../../src/client';
+import { AgentController, describeError, shorten } from '../../src/controller';
+import type { AgentCapabilities, AgentEvent, ProgressToken, WorkDoneProgress } from '../../src/protocol';
+import { FakeUi } from '../support/fakeUi';
+
+type Handler = (params: any, token?: CancellationToken) => Promise<unknown>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+class FakeClient implements Client {
+  readonly requests: Array<{ method: string; params: any; token?: CancellationToken }> = []; // eslint-disable-line @typescript-eslint/no-explicit-any
+  readonly notifications: Array<{ method: string; params: unknown }> = [];
+  readonly handlers = new Map<string, Handler>();
+  readonly progress = new Map<ProgressToken, (value: WorkDoneProgress) => void>();
+  caps: AgentCapabilities | undefined = {
+    protocolVersion: 1,
+    maxForks: 1,
+    efforts: ['low', 'medium', 'high'],
+    methods: [],
+  };
+
+  request<R>(method: string, params: unknown, token?: CancellationToken): Promise<R> {
+    this.requests.push({ method, params, token });
+    const handler = this.handlers.get(method);
+    return (handler ? handler(params, token) : Promise.reject({ code: -32601, message: `no ${method}` })) as Promise<R>;
+  }
+
+  async notify(method: string, params: unknown): Promise<void> {
+    this.notifications.push({ method, params });
+  }
+
+  onEvent(): Disposable {
+    return { dispose: () => undefined };
+  }
+
+  onProgress(token: ProgressToken, handler: (value: WorkDoneProgress) => void): Disposable {
+    this.progress.set(token, handler);
+    return { dispose: () => this.progress.delete(token) };
+  }
+
+  capabilities(): AgentCapabilities | undefined {
+    return this.caps;
+  }
+}
+
+function setUp(): { client: FakeClient; ui: FakeUi; controller: AgentController } {
+  const client = new FakeClient();
+  const ui = new FakeUi();
+  const controller = new AgentController(client, ui);
+  return { client, ui, controller };
+}
+
+const selection = {
+  uri: 'file:///ws/a.py',
+  range: { start: { line: 1, character: 0 }, end: { line: 2, character: 4 } },
+  text: 'x = 1',
+};
+
+function mainEvents(): (event: Record<string, unknown>) => AgentEvent {
+  const seqs = new Map<string, number>();
+  return (event) => {
+    const pane = (event.pane as string | undefined) ?? 'main';
+    const seq = (seqs.get(pane) ?? 0) + 1;
+    seqs.set(pane, seq);
+    return { turnId: 1, ...event, pane, seq } as AgentEvent;
+  };
+}
+
+describe('AgentController commands', () => {
+  test('Ask with no prompt sends nothing; Ask About Selection needs a selection', async () => {
+    const { client, ui, controller } = setUp();
+    assert.equal(await controller.ask(), undefined);
+    assert.equal(await controller.ask({ selection: 'require' }), undefined);
+    assert.match(ui.infos[0], /Select some text/);
+    assert.deepEqual(client.requests, []);
+  });
+
+  test('Ask sends the selection and a workDoneToken; $/progress feeds the notification; the token is the notification’s', async () => {
+    const { client, ui, controller } = setUp();
+    ui.selection = selection;
+    ui.inputs.push('Why is x 1?');
+    let seenToken: CancellationToken | undefined;
+    client.handlers.set('agent/submit', async (params, token) => {
+      seenToken = token;
+      assert.equal(controller.paneState('main'), 'running', 'running while the request is pending');
+      const progress = client.progress.get(params.workDoneToken)!;
+      progress({ kind: 'begin', title: 'Agent: Why is x 1?', cancellable: true, message: 'Thinking…' });
+      progress({ kind: 'report', message: 'Running `pytest -q`' });
+      progress({ kind: 'end', message: 'Done' });
+      return { pane: 'main', turnId: 1, status: 'completed', finalMessage: 'Because.' };
+    });
+    const result = await controller.ask();
+    assert.equal(result?.finalMessage, 'Because.');
+    const [request] = client.requests;
+    assert.deepEqual(request.params, {
+      pane: 'main',
+      prompt: 'Why is x 1?',
+      workDoneToken: 'test-token-1',
+      context: { selection },
+    });
+    assert.equal(seenToken, ui.progress[0].source.token, 'Cancel in the notification cancels the request');
+    assert.equal(ui.progress[0].title, 'Agent: Why is x 1?');
+    assert.deepEqual(ui.progress[0].messages, ['Thinking…', 'Running `pytest -q`']);
+    assert.equal(client.progress.size, 0, 'the progress handler is disposed');
+    const turn = controller.pane('main')!.transcript.turn(1)!;
+    assert.equal(turn.status, 'completed');
+    assert.equal(turn.prompt, 'Why is x 1?');
+    assert.equal(controller.paneState('main'), 'idle');
+  });
+
+  test('a cancelled request (-32800) is not an error; the turn.finished event carries the receipt', async () => {
+    const { client, ui, controller } = setUp();
+    client.handlers.set(
+      'agent/submit',
+      (_params, token) =>
+        new Promise((_resolve, reject) => {
+          token!.onCancellationRequested(() => reject({ code: -32800, message: 'cancelled' }));
+        }),
+    );
+    const pending = controller.submit('main', 'long job');
+    assert.equal(controller.paneState('main'), 'running');
+    ui.progress[0].source.cancel();
+    assert.equal(await pending, undefined);
+    assert.deepEqual(ui.errors, []);
+    const e = mainEvents();
+    controller.handleEvent(e({ kind: 'turn.started', prompt: 'long job' }));
+    controller.handleEvent(
+      e({
+        kind: 'turn.finished',
+        status: 'cancelled',
+        finalMessage: '',
+        receipt: { turnId: 1, abortedToolCalls: [], killedProcesses: 0, survivingProcesses: 0 },
+      }),
+    );
+    assert.equal(controller.paneState('main'), 'cancelled');
+  });
+
+  test('a failed request is shown, in the transcript too', async () => {
+    const { client, ui, controller } = setUp();
+    client.handlers.set('agent/submit', () => Promise.reject({ code: -32003, message: 'stopping' }));
+    assert.equal(await controller.submit('main', 'x'), undefined);
+    assert.deepEqual(ui.errors, ['The request failed: The agent server is shutting down.']);
+    const notice = controller.pane('main')!.transcript.items[0];
+    assert.equal(notice.type === 'notice' && notice.level, 'error');
+    assert.equal(controller.paneState('main'), 'idle');
+  });
+
+  test('Steer, Cancel, New Session target the active pane', async () => {
+    const { client, ui, controller } = setUp();
+    client.handlers.set('agent/steer', async () => ({ outcome: 'admitted', turnId: 3 }));
+    client.handlers.set('agent/cancel', async () => ({ cancelled: 0, receipts: [] }));
+    client.handlers.set('agent/newSession', async () => ({ pane: 'main', sessionId: 's2' }));
+    ui.inputs.push('also lint');
+    assert.deepEqual(await controller.steer(), { outcome: 'admitted', turnId: 3 });
+    await controller.cancel();
+    assert.match(ui.infos.at(-1)!, /Nothing to cancel on main/);
+    await controller.newSession();
+    assert.deepEqual(
+      client.requests.map((r) => [r.method, r.params]),
+      [
+        ['agent/steer', { pane: 'main', prompt: 'also lint' }],
+        ['agent/cancel', { pane: 'main' }],
+        ['agent/newSession', { pane: 'main' }],
+      ],
+    );
+  });
+
+  test('errors from commands become messages', async () => {
+    const { client, ui, controller } = setUp();
+    client.handlers.set('agent/newSession', () => Promise.reject({ code: -32004, message: 'busy' }));
+    assert.equal(await controller.newSession(), undefined);
+    assert.deepEqual(ui.errors, ['The pane has a turn in flight: cancel it first.']);
+  });
+
+  test('Set Thinking offers the server’s efforts; Toggle Fast Mode flips', async () => {
+    const { client, ui, controller } = setUp();
+    client.handlers.set('agent/setThinking', async (params) => ({ pane: params.pane, effort: params.effort }));
+    client.handlers.set('agent/setFastMode', async (params) => ({ pane: params.pane, enabled: params.enabled }));
+    assert.deepEqual(controller.efforts(), ['low', 'medium', 'high']);
+    ui.picks.push('high');
+    assert.equal(await controller.setThinking(), 'high');
+    assert.equal(controller.pane('main')!.effort, 'high');
+    assert.equal(await controller.toggleFastMode(), true);
+    assert.equal(await controller.toggleFastMode(), false);
+    ui.picks.push(undefined as unknown as string);
+    assert.equal(await controller.setThinking(), undefined, 'dismissing the pick changes nothing');
+    assert.equal(client.requests.filter((r) => r.method === 'agent/setThinking').length, 1);
+  });
+
+  test('Fork opens a pane beside main with its settings; a second Fork offers Close Fork', async () => {
+    const { client, ui, controller } = setUp();
+    const reveals: unknown[] = [];
+    controller.onDidRequestReveal((request) => reveals.push(request));
+    client.handlers.set('agent/fork', async () => ({ pane: 'fork-1', items: 2 }));
+    client.handlers.set('agent/closePane', async () => ({ cancelled: 0 }));
+    controller.settingsApplied({ effort: 'low' });
+    assert.deepEqual(await controller.fork(), { pane: 'fork-1', items: 2 });
+    assert.deepEqual(controller.paneNames(), ['main', 'fork-1']);
+    assert.equal(controller.pane('fork-1')!.effort, 'low');
+    assert.equal(controller.activePane, 'fork-1');
+    assert.deepEqual(reveals, [{ pane: 'fork-1', beside: true }]);
+    ui.answer = 'Close Fork';
+    assert.equal(await controller.fork(), undefined);
+    assert.match(ui.infos.at(-1)!, /fork-1 is already open/);
+    assert.deepEqual(client.requests.at(-1), { method: 'agent/closePane', params: { pane: 'fork-1' }, token: undefined });
+    assert.deepEqual(controller.paneNames(), ['main']);
+    assert.equal(controller.activePane, 'main');
+    ui.answer = undefined;
+    assert.equal(await controller.closeFork(), undefined);
+    assert.match(ui.infos.at(-1)!, /No fork is open/);
+  });
+
+  test('events are routed by pane; a closed pane’s late events are dropped', () => {
+    const { controller } = setUp();
+    const e = mainEvents();
+    controller.handleEvent(e({ pane: 'fork-1', turnId: null, kind: 'pane.opened', items: 2 }));
+    assert.deepEqual(controller.paneNames(), ['main', 'fork-1']);
+    controller.handleEvent(e({ pane: 'fork-1', turnId: null, kind: 'pane.closed' }));
+    assert.deepEqual(controller.paneNames(), ['main']);
+    controller.handleEvent(e({ pane: 'fork-1', kind: 'turn.started', prompt: 'late' }));
+    assert.deepEqual(controller.paneNames(), ['main']);
+  });
+
+  test('closing main with a fork open: main takes over the fork’s transcript, seq continues', () => {
+    const { controller } = setUp();
+    const replaced: string[] = [];
+    controller.onDidReplace((pane) => replaced.push(pane));
+    const e = mainEvents();
+    controller.handleEvent(e({ kind: 'turn.started', prompt: 'on main' }));
+    controller.handleEvent(e({ kind: 'turn.finished', status: 'completed', finalMessage: 'm' }));
+    controller.handleEvent(e({ pane: 'fork-1', turnId: null, kind: 'pane.opened', items: 2 }));
+    controller.handleEvent(e({ pane: 'fork-1', turnId: 2, kind: 'turn.started', prompt: 'on fork' }));
+    controller.handleEvent(e({ pane: 'fork-1', turnId: 2, kind: 'turn.finished', status: 'completed', finalMessage: 'f' }));
+    controller.handleEvent(e({ pane: 'fork-1', turnId: null, kind: 'pane.closed', promotedTo: 'main' }));
+    controller.handleEvent(e({ turnId: null, kind: 'pane.opened', promotedFrom: 'fork-1' }));
+    assert.deepEqual(controller.paneNames(), ['main']);
+    assert.deepEqual(replaced, ['main']);
+    const main = controller.pane('main')!;
+    assert.equal(main.log[0].kind, 'local.reset');
+    assert.deepEqual(
+      main.transcript.turnList().map((turn) => [turn.prompt, turn.status, turn.entries.length]),
+      [['on fork', 'completed', 1]],
+    );
+    assert.equal(main.transcript.items.filter((item) => item.type === 'notice').length, 2, 'forked + promoted');
+    controller.handleEvent(e({ turnId: 3, kind: 'turn.started', prompt: 'after' }));
+    assert.deepEqual(main.transcript.gaps, []);
+    assert.equal(main.transcript.turnList().length, 2);
+  });
+
+  test('a stopped server fails running turns and drops the fork; a new one starts from the settings', () => {
+    const { controller } = setUp();
+    const e = mainEvents();
+    controller.handleEvent(e({ kind: 'turn.started', prompt: 'running' }));
+    controller.handleEvent(e({ pane: 'fork-1', turnId: null, kind: 'pane.opened', items: 1 }));
+    controller.serverStopped('The agent server stopped.');
+    assert.deepEqual(controller.paneNames(), ['main']);
+    assert.equal(controller.paneState('main'), 'failed');
+    controller.serverStarted({ effort: 'xhigh', fastMode: true });
+    assert.equal(controller.pane('main')!.effort, 'xhigh');
+    assert.equal(controller.pane('main')!.fastMode, true);
+    // A new server counts seq from 1 again, and fork-1 may be reused.
+    controller.handleEvent({ pane: 'main', seq: 1, turnId: 1, kind: 'turn.started', prompt: 'again' });
+    controller.handleEvent({ pane: 'fork-1', seq: 1, turnId: null, kind: 'pane.opened', items: 1 });
+    assert.deepEqual(controller.pane('main')!.transcript.gaps, []);
+    assert.deepEqual(controller.paneNames(), ['main', 'fork-1']);
+  });
+
+  test('settings applied by the server reach every pane', () => {
+    const { controller } = setUp();
+    controller.handleEvent({ pane: 'fork-1', seq: 1, turnId: null, kind: 'pane.opened', items: 1 });
+    controller.settingsApplied({ effort: 'minimal' });
+    assert.deepEqual(
+      controller.paneNames().map((name) => [controller.pane(name)!.effort, controller.pane(name)!.fastMode]),
+      [
+        ['minimal', false],
+        ['minimal', false],
+      ],
+    );
+    controller.settingsApplied({ fastMode: true });
+    assert.equal(controller.pane('main')!.effort, 'minimal');
+    assert.equal(controller.pane('main')!.fastMode, true);
+  });
+
+  test('describeError and shorten', () => {
+    assert.equal(describeError({ code: -32001, message: 'x' }), 'That pane is no longer available.');
+    assert.equal(describeError({ code: -32002, message: 'x' }), 'A fork is already open: close it before forking again.');
+    assert.equal(describeError({ code: -32602, message: 'prompt: must not be empty' }), 'The server refused the request: prompt: must not be empty');
+    assert.equal(describeError({ code: -32096, message: 'x' }), 'The agent server is not running.');
+    assert.equal(describeError(new Error('boom')), 'boom');
+    assert.equal(shorten('a\n  b'), 'a b');
+    assert.equal(shorten('x'.repeat(60)).length, 50);
+  });
+});

@@ -1,0 +1,226 @@
+/**
+ * The extension activated against the stub `vscode` module and a stand-in
+ * LanguageClient: commands, progress, the transcript webview, the status
+ * bar, settings changes and crash handling, without a real VS Code.
+ */
+
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { afterEach, beforeEach, describe, test } from 'node:test';
+import * as vscode from 'vscode';
+import { activate, deactivate } from '../../src/extension';
+import { BATCH_MS } from '../../src/panel';
+import { selectionOf } from '../../src/ui';
+import { EXTENSION_DIR, waitFor } from '../support/env';
+import { CloseAction, LanguageClient } from '../support/languageclient';
+import { type WebviewPanel, changeSettings, resetStub, stub } from '../support/vscode';
+
+interface Manifest {
+  contributes: { commands: Array<{ command: string; title: string; category: string }> };
+}
+
+const manifest = JSON.parse(fs.readFileSync(path.join(EXTENSION_DIR, 'package.json'), 'utf8')) as Manifest;
+
+let context: { subscriptions: Array<{ dispose(): unknown }>; extensionUri: vscode.Uri };
+
+async function activated(): Promise<LanguageClient> {
+  context = { subscriptions: [], extensionUri: vscode.Uri.file('/ext') };
+  await activate(context as unknown as vscode.ExtensionContext);
+  const client = LanguageClient.instances.at(-1)!;
+  return client;
+}
+
+function statusText(): string {
+  return stub.statusBarItems[0].text;
+}
+
+function panel(pane = 'main'): WebviewPanel {
+  const found = stub.panels.find((candidate) => candidate.title === `Agent: ${pane}` && !candidate.disposed);
+  assert.ok(found, `a transcript panel for ${pane}`);
+  return found;
+}
+
+describe('the extension in a stub VS Code', () => {
+  beforeEach(() => {
+    resetStub();
+    LanguageClient.instances = [];
+  });
+
+  afterEach(async () => {
+    await deactivate();
+    for (const subscription of context.subscriptions) {
+      subscription.dispose();
+    }
+  });
+
+  test('registers every command the manifest lists (and no others), under "Agent:"', async () => {
+    await activated();
+    const contributed = manifest.contributes.commands.map((command) => command.command).sort();
+    assert.deepEqual([...stub.commands.keys()].sort(), contributed);
+    for (const command of manifest.contributes.commands) {
+      assert.equal(command.category, 'Agent');
+    }
+    const titles = manifest.contributes.commands.map((command) => command.title);
+    for (const title of [
+      'Ask',
+      'Ask About Selection',
+      'Steer',
+      'Cancel',
+      'Fork',
+      'Close Fork',
+      'Set Thinking',
+      'Toggle Fast Mode',
+      'New Session',
+      'Show Transcript',
+      'Show Server Log',
+    ]) {
+      assert.ok(titles.includes(title), `Agent: ${title}`);
+    }
+  });
+
+  test('the server gets the settings as initializationOptions; the status bar shows the pane and effort', async () => {
+    stub.settings['agentHost.model'] = 'gpt-test';
+    stub.settings['agentHost.effort'] = 'low';
+    const client = await activated();
+    assert.equal(client.id, 'agentHost', 'agentHost.trace.server is the trace setting');
+    assert.deepEqual(client.clientOptions.initializationOptions(), { effort: 'low', fastMode: false, model: 'gpt-test' });
+    assert.equal(statusText(), '$(hubot) Agent main: idle · low');
+    assert.equal(stub.statusBarItems[0].command, 'agentHost.showTranscript');
+  });
+
+  test('Agent: Ask runs a turn with a cancellable progress notification and streams into the transcript', async () => {
+    const client = await activated();
+    let release: (() => void) | undefined;
+    client.respond = async (method, params, token) => {
+      assert.equal(method, 'agent/submit');
+      assert.ok(token !== undefined, 'the notification token goes to sendRequest');
+      const event = (seq: number, extra: Record<string, unknown>) =>
+        client.emit('agent/event', { pane: 'main', turnId: 1, seq, ...extra });
+      client.sendProgress(params.workDoneToken, { kind: 'begin', title: 't', cancellable: true, message: 'Thinking…' });
+      event(1, { kind: 'turn.started', prompt: params.prompt });
+      await new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      for (let i = 0; i < 50; i++) {
+        event(2 + i, { kind: 'message.delta', text: `w${i} ` });
+      }
+      client.sendProgress(params.workDoneToken, { kind: 'report', message: 'Writing answer' });
+      event(52, { kind: 'turn.finished', status: 'completed', finalMessage: 'done' });
+      return { pane: 'main', turnId: 1, status: 'completed', finalMessage: 'done' };
+    };
+    stub.inputs.push('Hello agent');
+    const done = vscode.commands.executeCommand('agentHost.ask');
+    await waitFor('the turn to start', () => release !== undefined);
+    const [progress] = stub.progress;
+    assert.deepEqual(progress.options, {
+      location: vscode.ProgressLocation.Notification,
+      title: 'Agent: Hello agent',
+      cancellable: true,
+    });
+    assert.deepEqual(stub.executed.filter((call) => call[1] === 'agentHost.running').at(-1), ['setContext', 'agentHost.running', true]);
+    assert.match(statusText(), /running/);
+
+    // The transcript opened; its webview has a strict CSP and says it is ready.
+    const view = panel();
+    const html = view.webview.html;
+    const nonce = /script-src 'nonce-([^']+)'/.exec(html)?.[1];
+    assert.ok(nonce);
+    assert.match(html, /default-src 'none'/);
+    assert.ok(html.includes(`<script nonce="${nonce}" src="vscode-resource:///ext/dist/webview.js">`));
+    assert.ok(!/https?:\/\//.test(html), 'no remote resources');
+    view.webview.received.fire({ type: 'ready' });
+    assert.equal(view.webview.posted[0].type, 'replay');
+    assert.equal(view.webview.posted[0].inputs.length, 1);
+
+    release!();
+    await done;
+    await waitFor('the batched events', () => view.webview.posted.some((message) => message.type === 'append'));
+    const appends = view.webview.posted.filter((message) => message.type === 'append');
+    const appended = appends.flatMap((message) => message.inputs);
+    assert.ok(appends.length <= 2, `51 events in at most 2 messages (got ${appends.length})`);
+    const states = view.webview.posted.filter((message) => message.type === 'state');
+    assert.ok(states.length <= 3, `a state message per change of state, not per event (got ${states.length})`);
+    assert.equal(appended.filter((input) => input.kind === 'message.delta').length, 50);
+    assert.deepEqual(progress.reports, [{ message: 'Thinking…' }, { message: 'Writing answer' }]);
+    assert.match(statusText(), /idle/);
+    assert.ok(BATCH_MS <= 50);
+  });
+
+  test('the view asks, steers and cancels through the commands’ logic', async () => {
+    const client = await activated();
+    client.respond = async (method) => {
+      if (method === 'agent/steer') return { outcome: 'admitted', turnId: 1 };
+      if (method === 'agent/cancel') return { cancelled: 1, receipts: [] };
+      return { pane: 'main', turnId: 1, status: 'completed', finalMessage: '' };
+    };
+    await vscode.commands.executeCommand('agentHost.showTranscript');
+    const view = panel();
+    view.webview.received.fire({ type: 'steer', text: 'use tabs' });
+    view.webview.received.fire({ type: 'cancel' });
+    view.webview.received.fire({ type: 'bogus' });
+    await waitFor('two requests', () => client.requests.length === 2);
+    assert.deepEqual(
+      client.requests.map((request) => [request.method, request.params]),
+      [
+        ['agent/steer', { pane: 'main', prompt: 'use tabs' }],
+        ['agent/cancel', { pane: 'main' }],
+      ],
+    );
+  });
+
+  test('settings changes reach the running server without a reload', async () => {
+    const client = await activated();
+    changeSettings({ 'agentHost.effort': 'high', 'agentHost.fastMode': true });
+    await waitFor('didChangeConfiguration', () => client.notifications.length > 0);
+    assert.deepEqual(client.notifications, [
+      {
+        method: 'workspace/didChangeConfiguration',
+        params: { settings: { agentHost: { effort: 'high', fastMode: true } } },
+      },
+    ]);
+    await waitFor('the status bar', () => statusText() === '$(hubot) Agent main: idle · high · fast');
+    changeSettings({ 'agentHost.serverCommand': '/opt/agent-host serve' });
+    await waitFor('the restart offer', () => stub.messages.length > 0);
+    assert.deepEqual(stub.messages[0].actions, ['Restart Server']);
+    assert.equal(client.notifications.length, 1);
+  });
+
+  test('a crashing server is restarted, then the user is told it gave up', async () => {
+    const client = await activated();
+    const actions = [1, 2, 3, 4, 5].map(() => (client.crash() as { action: CloseAction }).action);
+    assert.deepEqual(actions, [
+      CloseAction.Restart,
+      CloseAction.Restart,
+      CloseAction.Restart,
+      CloseAction.Restart,
+      CloseAction.DoNotRestart,
+    ]);
+    await waitFor('the error message', () => stub.messages.find((message) => message.kind === 'error'));
+    const message = stub.messages.find((candidate) => candidate.kind === 'error')!;
+    assert.match(message.message, /crashed 5 times in 3 minutes/);
+    assert.deepEqual(message.actions, ['Show Server Log', 'Restart Server']);
+  });
+
+  test('Show Server Log shows the output channel', async () => {
+    await activated();
+    await vscode.commands.executeCommand('agentHost.showServerLog');
+    assert.equal(stub.outputChannels[0].name, 'Agent Host');
+    assert.equal(stub.outputChannels[0].shown, true);
+  });
+
+  test('the selection of the active editor becomes context.selection', () => {
+    const editor = {
+      selection: new vscode.Selection(new vscode.Position(2, 4), new vscode.Position(3, 1)),
+      document: { uri: vscode.Uri.file('/ws/a.py'), getText: () => 'selected' },
+    };
+    assert.deepEqual(selectionOf(editor as unknown as vscode.TextEditor), {
+      uri: 'file:///ws/a.py',
+      range: { start: { line: 2, character: 4 }, end: { line: 3, character: 1 } },
+      text: 'selected',
+    });
+    const empty = { ...editor, selection: new vscode.Selection(new vscode.Position(1, 1), new vscode.Position(1, 1)) };
+    assert.equal(selectionOf(empty as unknown as vscode.TextEditor), undefined);
+    assert.equal(selectionOf(undefined), undefined);
+  });
+});

@@ -1,0 +1,140 @@
+import * as assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import {
+  type Settings,
+  configurationChange,
+  initializationOptions,
+  needsRestart,
+  readSettings,
+  resolveServerCommand,
+  splitCommandLine,
+} from '../../src/settings';
+
+function reader(values: Record<string, unknown>) {
+  return { get: <T>(key: string) => values[key] as T | undefined };
+}
+
+const defaults: Settings = readSettings(reader({}));
+
+describe('settings', () => {
+  test('defaults when nothing is set', () => {
+    assert.deepEqual(defaults, {
+      model: '',
+      baseUrl: '',
+      effort: 'medium',
+      fastMode: false,
+      serverCommand: [],
+      pythonPath: '',
+    });
+  });
+
+  test('values are read and cleaned; a bad effort falls back to the default', () => {
+    const settings = readSettings(
+      reader({
+        model: ' gpt-test ',
+        baseUrl: 'http://127.0.0.1:9/v1',
+        effort: 'turbo',
+        fastMode: true,
+        serverCommand: '/opt/agent host/bin/agent-host serve',
+        pythonPath: '/usr/bin/python3',
+      }),
+    );
+    assert.equal(settings.model, 'gpt-test');
+    assert.equal(settings.effort, 'medium');
+    assert.equal(settings.fastMode, true);
+    assert.deepEqual(settings.serverCommand, ['/opt/agent', 'host/bin/agent-host', 'serve']);
+    assert.deepEqual(readSettings(reader({ serverCommand: ['/a b/agent-host', 'serve', ''] })).serverCommand, [
+      '/a b/agent-host',
+      'serve',
+    ]);
+  });
+
+  test('initializationOptions leaves empty settings to the server', () => {
+    assert.deepEqual(initializationOptions(defaults), { effort: 'medium', fastMode: false });
+    assert.deepEqual(
+      initializationOptions({ ...defaults, model: 'm', baseUrl: 'http://x/v1', effort: 'high' }, '/ws'),
+      { effort: 'high', fastMode: false, model: 'm', baseUrl: 'http://x/v1', workspace: '/ws' },
+    );
+  });
+
+  test('didChangeConfiguration carries only what changed', () => {
+    assert.equal(configurationChange(defaults, { ...defaults }), undefined);
+    assert.deepEqual(configurationChange(defaults, { ...defaults, model: 'other' }), {
+      settings: { agentHost: { model: 'other' } },
+    });
+    assert.deepEqual(configurationChange(defaults, { ...defaults, effort: 'low', fastMode: true, baseUrl: 'u' }), {
+      settings: { agentHost: { baseUrl: 'u', effort: 'low', fastMode: true } },
+    });
+    assert.equal(configurationChange(defaults, { ...defaults, pythonPath: '/p' }), undefined);
+  });
+
+  test('a new server command or Python needs a restart; the rest does not', () => {
+    assert.equal(needsRestart(defaults, { ...defaults, model: 'x', effort: 'high' }), false);
+    assert.equal(needsRestart(defaults, { ...defaults, pythonPath: '/p' }), true);
+    assert.equal(needsRestart(defaults, { ...defaults, serverCommand: ['agent-host', 'serve'] }), true);
+  });
+
+  test('command lines split like a shell', () => {
+    assert.deepEqual(splitCommandLine('agent-host serve'), ['agent-host', 'serve']);
+    assert.deepEqual(splitCommandLine(`  "/opt/my tools/agent-host"   serve --log-level 'DEBUG' `), [
+      '/opt/my tools/agent-host',
+      'serve',
+      '--log-level',
+      'DEBUG',
+    ]);
+    assert.deepEqual(splitCommandLine('a\\ b "c\\"d" \'\''), ['a b', 'c"d', '']);
+    assert.deepEqual(splitCommandLine(''), []);
+  });
+
+  describe('server command', () => {
+    const probes = (python: string | undefined, has: boolean) => ({
+      checked: [] as string[],
+      async pythonExtensionInterpreter() {
+        return python;
+      },
+      async hasAgentHost(this: { checked: string[] }, candidate: string) {
+        this.checked.push(candidate);
+        return has;
+      },
+    });
+
+    test('agentHost.serverCommand wins', async () => {
+      const command = await resolveServerCommand({ ...defaults, serverCommand: ['/x/agent-host', 'serve'], pythonPath: '/p' }, probes('/py', true));
+      assert.deepEqual(command, { command: '/x/agent-host', args: ['serve'], source: 'agentHost.serverCommand' });
+    });
+
+    test('then agentHost.pythonPath', async () => {
+      const command = await resolveServerCommand({ ...defaults, pythonPath: '/venv/bin/python' }, probes('/py', true));
+      assert.deepEqual(command, {
+        command: '/venv/bin/python',
+        args: ['-m', 'agent_host', 'serve'],
+        source: 'agentHost.pythonPath',
+      });
+    });
+
+    test('then the Python extension interpreter, if it has agent_host', async () => {
+      const withIt = probes('/env/bin/python', true);
+      assert.deepEqual(await resolveServerCommand(defaults, withIt), {
+        command: '/env/bin/python',
+        args: ['-m', 'agent_host', 'serve'],
+        source: 'Python extension',
+      });
+      assert.deepEqual(withIt.checked, ['/env/bin/python']);
+      const without = await resolveServerCommand(defaults, probes('/env/bin/python', false));
+      assert.equal(without.source, 'PATH');
+    });
+
+    test('else agent-host on PATH', async () => {
+      assert.deepEqual(await resolveServerCommand(defaults, probes(undefined, true)), {
+        command: 'agent-host',
+        args: ['serve'],
+        source: 'PATH',
+      });
+      const failing = {
+        pythonExtensionInterpreter: () => Promise.reject(new Error('no API')),
+        hasAgentHost: () => Promise.resolve(true),
+      };
+      assert.equal((await resolveServerCommand(defaults, failing)).source, 'PATH');
+    });
+  });
+});
