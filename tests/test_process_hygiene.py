@@ -55,8 +55,11 @@ class Editor:
 
 
 @asynccontextmanager
-async def editor(fake: FakeModel, workspace: Path) -> AsyncIterator[Editor]:
-    client = await RpcClient.spawn([sys.executable, "-m", "agent_host", "serve"])
+async def editor(
+    fake: FakeModel, workspace: Path, *, cgroups: bool = True
+) -> AsyncIterator[Editor]:
+    env = {**os.environ, "AGENT_HOST_CGROUPS": "on" if cgroups else "off"}
+    client = await RpcClient.spawn([sys.executable, "-m", "agent_host", "serve"], env=env)
     await client.initialize({"workspace": str(workspace), "baseUrl": fake.base_url}, str(workspace))
     try:
         yield Editor(client)
@@ -71,8 +74,9 @@ async def gone(pids: list[int]) -> None:
     assert not alive, f"still running: {alive}"
 
 
-async def test_cancelled_turn_kills_the_whole_tree(tmp_path: Path) -> None:
-    async with FakeModel() as fake, editor(fake, tmp_path) as ed:
+@pytest.mark.parametrize("cgroups", [True, False], ids=["cgroup", "sweep-only"])
+async def test_cancelled_turn_kills_the_whole_tree(tmp_path: Path, cgroups: bool) -> None:
+    async with FakeModel() as fake, editor(fake, tmp_path, cgroups=cgroups) as ed:
         fake.script(Reply.tool_call("exec_command", {"cmd": TREE}))
         msg_id, future = ed.client.request("agent/submit", {"prompt": "go"})
         pids = await ed.pids(3)
@@ -85,8 +89,9 @@ async def test_cancelled_turn_kills_the_whole_tree(tmp_path: Path) -> None:
         assert result["receipt"]["killedProcesses"] >= 4
 
 
-async def test_leftovers_of_a_finished_command_are_killed(tmp_path: Path) -> None:
-    async with FakeModel() as fake, editor(fake, tmp_path) as ed:
+@pytest.mark.parametrize("cgroups", [True, False], ids=["cgroup", "sweep-only"])
+async def test_leftovers_of_a_finished_command_are_killed(tmp_path: Path, cgroups: bool) -> None:
+    async with FakeModel() as fake, editor(fake, tmp_path, cgroups=cgroups) as ed:
         daemon = "env -i /bin/sh -c 'setsid /bin/sh -c \"sleep 300 & echo pid=\\$!\" &'; sleep 0.2"
         fake.script(Reply.tool_call("exec_command", {"cmd": daemon}), Reply.text("done"))
         result = await ed.client.call("agent/submit", {"prompt": "go"})

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import itertools
 import logging
-import math
 import uuid
 from collections import deque
 from dataclasses import dataclass, field
@@ -19,7 +18,6 @@ from typing import Any
 
 import anyio
 import anyio.abc
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from agent_host.agent import snapshot as snapshots
 from agent_host.agent.approval import (
@@ -53,6 +51,7 @@ from agent_host.agent.history import History
 from agent_host.agent.instructions import instructions_for
 from agent_host.agent.interrupt import InterruptHandle
 from agent_host.agent.receipt import AbortedToolCall, Receipt
+from agent_host.agent.stream import EventStream
 from agent_host.agent.turn import Turn, TurnOutcome, TurnState
 from agent_host.config import AgentConfig, Effort, parse_effort
 from agent_host.model.client import ResponsesClient
@@ -124,10 +123,7 @@ class Agent:
         self._instructions = instructions_for(self.workspace.root)
         self.interrupt = InterruptHandle()
         self.session_id = uuid.uuid4().hex
-        send, receive = anyio.create_memory_object_stream[AgentEvent](math.inf)
-        self._send: MemoryObjectSendStream[AgentEvent] = send
-        self.events: MemoryObjectReceiveStream[AgentEvent] = receive
-        self._seq = itertools.count(1)
+        self.events = EventStream()
         self._ids = itertools.count(1)
         self._queue: deque[Turn] = deque()
         self._wakeup = anyio.Event()
@@ -245,11 +241,7 @@ class Agent:
         )
 
     def _emit(self, event: AgentEvent) -> None:
-        event.seq = next(self._seq)
-        try:
-            self._send.send_nowait(event)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            pass  # nobody listens any more; the turn goes on regardless
+        self.events.send(event)
 
     def _admit_steer(self, turn: Turn, text: str) -> None:
         limit = self.config.max_pending_steers
@@ -277,7 +269,7 @@ class Agent:
                 turn.resolve(error=AgentStopped())
                 if turn.state is not TurnState.FINISHED:
                     turn.end("failed")
-            self._send.close()
+            self.events.close()
             self._stopped.set()
 
     async def _drive(self, turn: Turn) -> None:
@@ -344,10 +336,10 @@ class _TurnRun:
 
     # StreamSink: what the model streams is shown, never kept.
     def text_delta(self, text: str) -> None:
-        self.agent._emit(TextDelta(turn_id=self.turn.id, text=text))
+        self.agent.events.send_text(TextDelta, self.turn.id, text)
 
     def reasoning_delta(self, text: str) -> None:
-        self.agent._emit(ReasoningDelta(turn_id=self.turn.id, text=text))
+        self.agent.events.send_text(ReasoningDelta, self.turn.id, text)
 
     def retrying(self, attempt: int, max_attempts: int, delay: float, reason: str) -> None:
         log.info(
@@ -426,7 +418,7 @@ class _TurnRun:
         )
 
         def emit_output(text: str) -> None:
-            agent._emit(ToolOutput(turn_id=turn.id, call_id=call.call_id, text=text))
+            agent.events.send_text(ToolOutput, turn.id, text, call.call_id)
 
         def emit_plan(explanation: str | None, steps: list[dict[str, str]]) -> None:
             plan = [PlanStep(step=s["step"], status=s["status"]) for s in steps]  # type: ignore[arg-type]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass
 from pathlib import Path
@@ -159,8 +160,10 @@ class AgentProtocol(LanguageServerProtocol):
         if not root.is_dir():
             raise JsonRpcInvalidParams(f"the workspace {str(root)!r} is not a directory")
         # The session (agents, worker, model client) starts right after this
-        # answer, so that answering initialize pays only for pygls itself.
+        # answer, so that answering initialize pays only for pygls itself; its
+        # code and the SDK load on a thread meanwhile.
         server.configured = (options, root)
+        threading.Thread(target=preload, name="preload", daemon=True).start()
         result.capabilities.experimental = {"agentHost": methods.capabilities()}
         return result
 
@@ -171,6 +174,20 @@ class AgentProtocol(LanguageServerProtocol):
         shut_down = self._shutdown or self._server.shutdown_requested
         self._server.request_exit(0 if shut_down else 1)
         yield from ()
+
+
+def load_session_code() -> None:
+    import agent_host.server.approval
+    import agent_host.server.handlers
+    import agent_host.server.session  # noqa: F401
+
+
+def preload() -> None:
+    """Import what the session and the first turn need (on a background thread)."""
+    load_session_code()
+    from agent_host.model.client import warm_up
+
+    warm_up()
 
 
 def _cause(exc: BaseException) -> str:
@@ -223,6 +240,7 @@ class AgentServer(LanguageServer):
         return await asyncio.shield(self._starting)
 
     async def _start(self) -> Session:
+        await asyncio.to_thread(load_session_code)  # off the loop; done already if preload won
         from agent_host.server.approval import EditorApprover
         from agent_host.server.session import Session
 
@@ -315,7 +333,7 @@ class AgentServer(LanguageServer):
         async def did_change_configuration(params: lsp.DidChangeConfigurationParams) -> None:
             from agent_host.server.handlers.settings import apply_configuration
 
-            if self.started:
+            if self.configured is not None:  # before initialize there is nothing to change
                 await apply_configuration(self, params.settings)
 
     def report_server_error(self, error: Exception, source: Any) -> None:

@@ -24,7 +24,7 @@ from agent_host.agent.agent import Agent, Settings
 from agent_host.agent.approval import Approver
 from agent_host.agent.interrupt import CancelToken
 from agent_host.config import AgentConfig, ModelConfig, ToolConfig, parse_effort
-from agent_host.model.client import ResponsesClient, warm_up
+from agent_host.model.client import ResponsesClient
 from agent_host.protocol import errors
 from agent_host.protocol.types import InitializationOptions
 from agent_host.server.progress import TurnProgress, describe, end_message
@@ -107,8 +107,9 @@ class Session:
         self.relay.attach(wm.MAIN, agent.events)
         self._group.start_soon(self._run_worker)
         self._group.start_soon(self._pump_worker_events)
-        # Import the SDK now, off the loop, so the first turn does not wait for it.
-        threading.Thread(target=warm_up, name="warm-up", daemon=True).start()
+        # Import the SDK and build its client now, off the loop, so the first
+        # turn does not wait for them.
+        threading.Thread(target=self.client.prepare, name="warm-up", daemon=True).start()
 
     async def _run_worker(self) -> None:
         assert self.worker is not None

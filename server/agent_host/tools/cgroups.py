@@ -49,6 +49,8 @@ def _base_dir() -> Path | None:
     global _base, _probed
     if not _probed:
         _probed = True
+        if os.environ.get("AGENT_HOST_CGROUPS", "").lower() in ("0", "off", "no"):
+            return None  # turned off: the process-tree sweep alone
         root = _v2_root()
         if root is not None:
             candidate = root / f"agent-host-{os.getpid()}"
@@ -59,6 +61,11 @@ def _base_dir() -> Path | None:
             except OSError as exc:
                 log.info("no cgroups for commands (%s); using the process-tree sweep", exc)
     return _base
+
+
+def available() -> bool:
+    """Whether commands get cgroups here."""
+    return _base_dir() is not None
 
 
 class CommandCgroup:

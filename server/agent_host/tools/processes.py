@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import anyio
 
 from agent_host.tools.cgroups import CommandCgroup
+from agent_host.tools.cgroups import available as cgroups_available
 
 MARKER_VARIABLE = "AGENT_HOST_PROCESS_SCOPE"
 # How long processes get to exit on SIGTERM before SIGKILL.
@@ -69,6 +70,7 @@ class _Proc:
     pgid: int
     sid: int
     zombie: bool
+    start: int  # clock ticks after boot
 
 
 def _read_proc(pid: int) -> _Proc | None:
@@ -79,7 +81,10 @@ def _read_proc(pid: int) -> _Proc | None:
         return None
     # The command name may contain spaces and parentheses: split after the last ')'.
     fields = data[data.rindex(b")") + 2 :].split()
-    return _Proc(pid, int(fields[1]), int(fields[2]), int(fields[3]), fields[0] in (b"Z", b"X"))
+    return _Proc(
+        pid, int(fields[1]), int(fields[2]), int(fields[3]), fields[0] in (b"Z", b"X"),
+        int(fields[19]),
+    )
 
 
 def _all_processes() -> dict[int, _Proc]:
@@ -117,6 +122,8 @@ class ProcessScope:
         self.marker = f"{MARKER_VARIABLE}={uuid.uuid4().hex}"
         self._leaders: set[int] = set()
         self._cgroups: dict[int, CommandCgroup] = {}
+        # When each leader started (for orphans, see ``members``).
+        self._started: dict[int, int] = {}
         # What kills made while the turn was being cancelled achieved (the receipt).
         self.cancel_report = KillReport()
 
@@ -128,24 +135,62 @@ class ProcessScope:
         """Track a process group leader we just started (and the cgroup it runs in)."""
         self._leaders.add(pid)
         _direct_children.add(pid)
+        proc = _read_proc(pid)
+        if proc is not None:
+            self._started[pid] = proc.start
         if cgroup is not None:
             self._cgroups[pid] = cgroup
 
     def forget(self, pid: int) -> None:
         self._leaders.discard(pid)
         _direct_children.discard(pid)
+        self._started.pop(pid, None)
         cgroup = self._cgroups.pop(pid, None)
         if cgroup is not None:
             cgroup.remove()
 
+    def _contained(self, roots: set[int]) -> bool:
+        """True if every root runs in a cgroup (so nothing of theirs can be elsewhere).
+
+        With no roots left, that holds only where commands get cgroups at all:
+        elsewhere a finished command's escaped orphan may still be about.
+        """
+        if not roots:
+            return cgroups_available()
+        return all(root in self._cgroups for root in roots)
+
     def members(self, leaders: Iterable[int] | None = None) -> set[int]:
         """Live processes belonging to the given leaders (default: the whole turn)."""
         roots = set(self._leaders if leaders is None else leaders)
+        if self._contained(roots):
+            # Every root runs in a cgroup, which nothing can leave: the cgroups
+            # are the whole answer, no need to sweep /proc (~2.5 ms a time).
+            return {
+                pid for root in roots for pid in self._cgroups[root].pids() if _alive(pid)
+            }
         whole_turn = leaders is None
         table = _all_processes()
         me = os.getpid()
         marker = self.marker.encode()
         found: set[int] = set()
+        # An orphan re-parented to us (we are subreaper) that has left its
+        # session and cleared its environment has nothing left to say whose it
+        # was but when it started: after one of these roots did. (Children the
+        # embedding program starts itself stay in our session: never these.)
+        since = min((self._started[r] for r in roots if r in self._started), default=None)
+        my_session = os.getsid(0)
+        orphans = {
+            proc.pid
+            for proc in table.values()
+            if proc.ppid == me
+            and since is not None
+            and proc.start >= since
+            and proc.sid != my_session
+            and proc.pid not in _direct_children
+            and not proc.zombie
+        }
+        found |= orphans
+        roots |= orphans  # and their descendants by descent
         for root in roots:
             cgroup = self._cgroups.get(root)
             if cgroup is not None:
@@ -194,8 +239,9 @@ class ProcessScope:
             cgroup = self._cgroups.get(root)
             if cgroup is not None:
                 cgroup.kill()  # atomic, and nothing can have left it
-        # A new child may have been forked while we were signalling: sweep again.
-        late = self.members(leaders) - targets
+        # A new child may have been forked while we were signalling: sweep again
+        # (a cgroup's kill took those already).
+        late = set() if self._contained(roots) else self.members(leaders) - targets
         targets |= late
         _signal(alive | late, signal.SIGKILL)
         alive = await _wait_gone(alive | late, grace)

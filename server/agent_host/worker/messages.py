@@ -11,19 +11,18 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
 
 import anyio
-from anyio.streams.memory import MemoryObjectReceiveStream
 
 from agent_host.agent.agent import Agent
-from agent_host.agent.events import AgentEvent
 from agent_host.agent.interrupt import CancelToken
 from agent_host.agent.receipt import Receipt
+from agent_host.agent.stream import EventStream
 from agent_host.config import Effort
 from agent_host.model.types import Usage
 
 PaneId = str
 MAIN: PaneId = "main"
 TurnId = int
-AgentEvents = MemoryObjectReceiveStream[AgentEvent]
+AgentEvents = EventStream
 
 PANE_UNAVAILABLE = "session pane is no longer available"
 FORK_ALREADY_OPEN = "a forked session is already open"
