@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -9,6 +11,15 @@ import pytest_lsp
 from agent_host.testing.fake_model import FakeModelThread, run_in_thread
 
 from .lsp_support import AgentClient, initialize, server_config
+
+# Tools run `bash -lc`, which reads the user's login profile. The tests must not
+# depend on this machine's dotfiles (here, one that runs `pyenv rehash` behind a
+# global lock in every login shell), so they run with a HOME of their own. The
+# caches of installed tools stay where they are.
+_REAL_HOME = Path.home()
+os.environ.setdefault("AGENT_HOST_E2E_CACHE", str(_REAL_HOME / ".cache" / "agent-host-e2e"))
+os.environ.setdefault("AGENT_HOST_BENCH_CACHE", str(_REAL_HOME / ".cache" / "agent-host-bench"))
+os.environ["HOME"] = tempfile.mkdtemp(prefix="agent-host-tests-home-")
 
 
 @pytest.fixture

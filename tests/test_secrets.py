@@ -3,6 +3,7 @@ snapshots, tool environments, nor in the server's own log at DEBUG."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sys
@@ -10,6 +11,8 @@ from pathlib import Path
 
 from agent_host.client.rpc import RpcClient
 from agent_host.testing.fake_model import FakeModel, Reply
+
+from .support import WAIT
 
 KEY = "sk-proj-VERY-distinctive-secret-9c8b7a6d5e4f"
 
@@ -44,12 +47,14 @@ async def test_the_key_is_nowhere(tmp_path: Path) -> None:
         await client.initialize(
             {"workspace": str(tmp_path), "baseUrl": fake.base_url}, str(tmp_path)
         )
-        failed = await client.call("agent/submit", {"prompt": "print the key"})
+        failed = await asyncio.wait_for(
+            client.call("agent/submit", {"prompt": "print the key"}), WAIT
+        )
         msg_id, cancelled = client.request("agent/submit", {"prompt": "sleep"})
-        await fake.wait_for_requests(3, timeout=10)
+        await fake.wait_for_requests(3, timeout=WAIT)
         client.cancel(msg_id)
-        receipt = await cancelled
-        auxiliary = await client.call("agent/cancel", {})
+        receipt = await asyncio.wait_for(cancelled, WAIT)
+        auxiliary = await asyncio.wait_for(client.call("agent/cancel", {}), WAIT)
         await client.shutdown()
         # The model was sent the key — by us, in the Authorization header only.
         assert fake.requests[0].headers["authorization"] == f"Bearer {KEY}"

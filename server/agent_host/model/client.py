@@ -98,6 +98,9 @@ class ResponsesClient:
                     timeout=self._timeout(),
                     http_client=http_client,
                 )
+                # The SDK builds its Responses resource (and imports its
+                # pydantic models, ~0.2 s) on first access: do it here too.
+                self._sdk.responses.with_streaming_response  # noqa: B018
                 self._built_for = config
             return self._sdk
 
@@ -190,7 +193,13 @@ class ResponsesClient:
             async with client.responses.with_streaming_response.create(
                 model=model, stream=True, extra_body=rest
             ) as response:
-                return await read_response(response.http_response.aiter_lines(), sink)
+                lines = response.http_response.aiter_lines()
+                result = await read_response(lines, sink)
+                # Read to the end of the body (the chunked terminator): only a
+                # fully read response gives its connection back to the pool.
+                async for _ in lines:
+                    pass
+                return result
         except openai.APIStatusError as exc:
             raise self._status_error(exc) from None
         except openai.APITimeoutError:

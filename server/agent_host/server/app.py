@@ -163,7 +163,10 @@ class AgentProtocol(LanguageServerProtocol):
         # answer, so that answering initialize pays only for pygls itself; its
         # code and the SDK load on a thread meanwhile.
         server.configured = (options, root)
-        threading.Thread(target=preload, name="preload", daemon=True).start()
+        # Twice removed: the answer's own callback is queued after this one, so
+        # the thread starts once the answer is written, not competing with it.
+        loop = asyncio.get_running_loop()
+        loop.call_soon(loop.call_soon, _start_preload)
         result.capabilities.experimental = {"agentHost": methods.capabilities()}
         return result
 
@@ -180,6 +183,10 @@ def load_session_code() -> None:
     import agent_host.server.approval
     import agent_host.server.handlers
     import agent_host.server.session  # noqa: F401
+
+
+def _start_preload() -> None:
+    threading.Thread(target=preload, name="preload", daemon=True).start()
 
 
 def preload() -> None:

@@ -18,7 +18,7 @@ import sys
 import threading
 from typing import Any, BinaryIO
 
-from pygls.io_ import StdoutWriter, run_async, run_websocket
+from pygls.io_ import run_async, run_websocket
 
 from agent_host.server.app import AgentServer
 
@@ -82,6 +82,40 @@ class ThreadedReader:
         return data
 
 
+class CoalescingWriter:
+    """Writes to a blocking file descriptor, one ``write`` per loop iteration.
+
+    Everything the server sends within one turn of the event loop (a result,
+    the progress and events around it) goes out in one system call, not one
+    write-and-flush each.
+    """
+
+    def __init__(self, fd: int, loop: asyncio.AbstractEventLoop) -> None:
+        self._fd = fd
+        self._loop = loop
+        self._pending: list[bytes] = []
+        self._scheduled = False
+
+    def write(self, data: bytes) -> None:
+        self._pending.append(data)
+        if not self._scheduled:
+            self._scheduled = True
+            self._loop.call_soon(self.flush)
+
+    def flush(self) -> None:
+        self._scheduled = False
+        if not self._pending:
+            return
+        view = memoryview(b"".join(self._pending))
+        self._pending.clear()
+        while view:
+            written = os.write(self._fd, view)
+            view = view[written:]
+
+    def close(self) -> None:
+        self.flush()
+
+
 async def _serve(server: AgentServer, read: Any) -> int:
     """Run the message loop until input ends, ``exit`` arrives or a signal
     says stop; then stop the session in order."""
@@ -101,6 +135,9 @@ async def _serve(server: AgentServer, read: Any) -> int:
     await server.exit_requested.wait()
     await server.stop_session()
     reading.cancel()
+    writer = server.protocol.writer
+    if isinstance(writer, CoalescingWriter):
+        writer.flush()  # whatever the last loop iteration queued
     return server.exit_code
 
 
@@ -111,10 +148,11 @@ def serve_stdio(
     inp = stdin or sys.stdin.buffer
     # From here on stdout is the protocol's alone: a stray print goes to stderr.
     sys.stdout = sys.stderr
-    server.protocol.set_writer(StdoutWriter(out))
 
     async def main() -> int:
-        reader = ThreadedReader(inp.fileno(), asyncio.get_running_loop())
+        loop = asyncio.get_running_loop()
+        server.protocol.set_writer(CoalescingWriter(out.fileno(), loop))
+        reader = ThreadedReader(inp.fileno(), loop)
         stop = threading.Event()
         return await _serve(
             server,
