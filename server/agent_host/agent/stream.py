@@ -41,8 +41,9 @@ class EventStream:
         self._queue.append(event)
         self._wake()
 
-    def send_text(self, kind: type[TextEvent], turn_id: int, text: str,
-                  call_id: str | None = None) -> None:
+    def send_text(
+        self, kind: type[TextEvent], turn_id: int, text: str, call_id: str | None = None
+    ) -> None:
         """Queue a delta, or append its text to the queued delta it continues.
 
         Takes the fields rather than an event: on the merging path (most

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from json.decoder import scanstring  # type: ignore[attr-defined]
 from typing import Any
 
 from agent_host.model.errors import ModelError
 from agent_host.model.types import Item, ModelResponse, StreamSink, Usage
 
 _TEXT_DELTA = "response.output_text.delta"
+_TEXT_DELTA_TYPE = '"type":"response.output_text.delta"'
+_DELTA_KEY = '"delta":"'
 _REASONING_DELTAS = frozenset(
     {"response.reasoning_summary_text.delta", "response.reasoning_text.delta"}
 )
@@ -36,6 +39,17 @@ async def read_response(lines: AsyncIterator[str], sink: StreamSink) -> ModelRes
         if not line.startswith("data:"):
             continue
         payload = line[5:]
+        # Fastest path, for nearly every line of a long answer: decode just the
+        # delta string. A quote inside a JSON string is escaped, so an
+        # unescaped `"delta":"` can only be that key.
+        if _TEXT_DELTA_TYPE in payload[:48]:
+            start = payload.find(_DELTA_KEY)
+            if start >= 0:
+                try:
+                    text_delta(scanstring(payload, start + len(_DELTA_KEY))[0])
+                    continue
+                except ValueError:
+                    pass  # malformed: let json.loads say so below
         try:
             event: dict[str, Any] = loads(payload)
             kind = event["type"]

@@ -82,7 +82,11 @@ def _read_proc(pid: int) -> _Proc | None:
     # The command name may contain spaces and parentheses: split after the last ')'.
     fields = data[data.rindex(b")") + 2 :].split()
     return _Proc(
-        pid, int(fields[1]), int(fields[2]), int(fields[3]), fields[0] in (b"Z", b"X"),
+        pid,
+        int(fields[1]),
+        int(fields[2]),
+        int(fields[3]),
+        fields[0] in (b"Z", b"X"),
         int(fields[19]),
     )
 
@@ -165,9 +169,7 @@ class ProcessScope:
         if self._contained(roots):
             # Every root runs in a cgroup, which nothing can leave: the cgroups
             # are the whole answer, no need to sweep /proc (~2.5 ms a time).
-            return {
-                pid for root in roots for pid in self._cgroups[root].pids() if _alive(pid)
-            }
+            return {pid for root in roots for pid in self._cgroups[root].pids() if _alive(pid)}
         whole_turn = leaders is None
         table = _all_processes()
         me = os.getpid()

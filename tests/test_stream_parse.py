@@ -1,0 +1,82 @@
+"""The SSE line parser, including its fast path for text deltas, against
+json.loads on awkward strings."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+
+import pytest
+
+from agent_host.model.errors import ModelError
+from agent_host.model.stream import read_response
+
+AWKWARD = [
+    "plain",
+    'quote " inside',
+    'a key-like "delta":"x" inside',
+    "escapes \\ \n \t \r \b \f",
+    "unicode é ü 中文 🎉",
+    "",
+    "\u2028 separators \u2029",
+]
+
+
+class Sink:
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.reasoning: list[str] = []
+
+    def text_delta(self, text: str) -> None:
+        self.text.append(text)
+
+    def reasoning_delta(self, text: str) -> None:
+        self.reasoning.append(text)
+
+    def retrying(self, attempt: int, max_attempts: int, delay: float, reason: str) -> None:
+        raise AssertionError("no retries here")
+
+
+async def lines(events: list[dict[str, object] | str]) -> AsyncIterator[str]:
+    for event in events:
+        payload = event if isinstance(event, str) else json.dumps(event)
+        yield "event: x"
+        yield f"data: {payload}"
+        yield ""
+
+
+def completed() -> dict[str, object]:
+    return {"type": "response.completed", "response": {"id": "r", "output": [], "usage": {}}}
+
+
+@pytest.mark.parametrize("ascii_only", [True, False])
+async def test_text_deltas_decode_exactly(ascii_only: bool) -> None:
+    events: list[dict[str, object] | str] = []
+    for text in AWKWARD:
+        event = {
+            "type": "response.output_text.delta",
+            "item_id": "m",
+            "output_index": 0,
+            "content_index": 0,
+            "delta": text,
+            "sequence_number": 1,
+        }
+        events.append(json.dumps(event, ensure_ascii=ascii_only, separators=(",", ":")))
+    # Another field order, as another server might send it.
+    events.append(json.dumps({"delta": "reordered", "type": "response.output_text.delta"}))
+    events.append(completed())
+    sink = Sink()
+    await read_response(lines(events), sink)
+    assert sink.text == [*AWKWARD, "reordered"]
+
+
+async def test_a_broken_delta_is_a_stream_error() -> None:
+    broken = '{"type":"response.output_text.delta","delta":"unterminated'
+    with pytest.raises(ModelError, match="malformed"):
+        await read_response(lines([broken, completed()]), Sink())
+
+
+async def test_a_stream_without_completion_is_an_error() -> None:
+    delta = {"type": "response.output_text.delta", "delta": "x"}
+    with pytest.raises(ModelError, match="ended before the response was complete"):
+        await read_response(lines([delta]), Sink())
