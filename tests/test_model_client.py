@@ -133,3 +133,16 @@ async def test_missing_credentials_say_what_to_set(tmp_path: Path) -> None:
     async with running_agent(None, tmp_path, client=client) as (agent, _):
         with anyio.fail_after(WAIT), pytest.raises(TurnFailed, match="set OPENAI_API_KEY"):
             await agent.prompt("go")
+
+
+def test_redaction_is_linear_and_exact() -> None:
+    from agent_host.redaction import redact
+
+    key = "sk-proj-1234567890abcd"
+    assert redact(f"bad key {key}!", key) == "bad key [redacted]!"
+    assert redact("provided: sk-pro****abcd.", key) == "provided: [redacted]."
+    assert redact("abcdz abcd_ stays", key) == "abcdz abcd_ stays"
+    # A quadratic pattern takes minutes on these (the suite's timeout fails
+    # it); a linear pass takes milliseconds.
+    assert redact("x" * 1_000_000 + " abcd", key).endswith(" [redacted]")
+    assert redact("y" * 1_000_000, key) == "y" * 1_000_000

@@ -180,3 +180,37 @@ def test_commands_run_in_a_cgroup_where_possible() -> None:
         assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
     finally:
         assert cgroup.remove()
+
+
+def _running(needle: str) -> list[int]:
+    """Processes whose command line contains ``needle``."""
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/cmdline", "rb") as f:
+                    if needle.encode() in f.read() and pid_alive(int(name)):
+                        found.append(int(name))
+            except OSError:
+                pass
+    return found
+
+
+@pytest.mark.parametrize("cgroups", [True, False], ids=["cgroup", "sweep-only"])
+async def test_a_cancel_right_as_the_command_starts_still_kills_it(
+    tmp_path: Path, cgroups: bool
+) -> None:
+    # The cancel lands before the command's shell has even moved into its
+    # cgroup (or forked anything): it must still die, and the answer come.
+    needle = f"300.{os.getpid()}{int(cgroups)}7"
+    async with FakeModel() as fake, editor(fake, tmp_path, cgroups=cgroups) as ed:
+        fake.script(Reply.tool_call("exec_command", {"cmd": f"sleep {needle}"}))
+        msg_id, future = ed.client.request("agent/submit", {"prompt": "go"})
+        async with asyncio.timeout(WAIT):
+            while not any(e["kind"] == "tool.started" for e in ed.events):
+                ed.changed.clear()
+                await ed.changed.wait()
+        ed.client.cancel(msg_id)
+        result = await asyncio.wait_for(future, WAIT)
+        assert result["status"] == "cancelled"
+        assert not _running(needle)

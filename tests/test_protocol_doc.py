@@ -9,9 +9,9 @@ from pathlib import Path
 import attrs
 import pytest
 
-from agent_host.protocol import errors, methods
+from agent_host.protocol import catalog, errors, methods
 from agent_host.protocol.converter import camel
-from agent_host.protocol.types import InitializationOptions
+from agent_host.protocol.options import InitializationOptions
 
 DOC = (Path(__file__).resolve().parents[1] / "docs" / "protocol.md").read_text()
 
@@ -23,8 +23,8 @@ def section(name: str) -> str:
     return match.group(1)
 
 
-@pytest.mark.parametrize("method", methods.METHODS, ids=lambda m: m.name)
-def test_every_method_and_param_is_documented(method: methods.Method) -> None:
+@pytest.mark.parametrize("method", catalog.METHODS, ids=lambda m: m.name)
+def test_every_method_and_param_is_documented(method: catalog.Method) -> None:
     text = section(method.name)
     if method.params is not None:
         for field in attrs.fields(method.params):
@@ -44,6 +44,11 @@ def test_every_error_code_is_documented(code: int) -> None:
 def test_every_initialization_option_is_documented() -> None:
     for field in attrs.fields(InitializationOptions):
         assert f"| `{camel(field.name)}` |" in DOC, camel(field.name)
+
+
+def test_the_catalog_lists_every_request_the_server_serves() -> None:
+    served = tuple(m.name for m in catalog.METHODS if m.direction == "client→server")
+    assert served == methods.CLIENT_REQUESTS
 
 
 def test_the_capabilities_example_matches() -> None:

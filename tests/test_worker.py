@@ -408,6 +408,7 @@ async def test_cancel_one_turn_leaves_the_others_alone(tmp_path: Path) -> None:
 async def test_commands_for_one_pane_keep_their_order(tmp_path: Path) -> None:
     async with rig(tmp_path) as r:
         r.send(Submit(MAIN, 1, "first"))
+        await r.transport.wait_called(1)  # turn 1 is running, at the model
         r.send(CancelAll(MAIN))
         r.send(Submit(MAIN, 2, "after the cancel"))
         order: list[str] = []

@@ -12,13 +12,12 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, get_args
 
-Effort = Literal["none", "minimal", "low", "medium", "high", "xhigh"]
-EFFORTS: tuple[Effort, ...] = get_args(Effort)
+from agent_host.effort import DEFAULT_EFFORT, EFFORTS, Effort
+
+__all__ = ["DEFAULT_EFFORT", "EFFORTS", "Effort"]
 
 DEFAULT_MODEL = "gpt-5.1-codex"
-DEFAULT_EFFORT: Effort = "medium"
 
 # Environment variables whose name contains one of these words are never
 # passed to tool processes, so `env` in a tool cannot show the API key.

@@ -1,4 +1,9 @@
-"""Keeping the API key out of everything we show or log."""
+"""Keeping the API key out of everything we show or log.
+
+Runs on every log record, so it must stay linear in the text's length: a
+pattern like ``\\S*tail`` would backtrack quadratically over a long run of
+non-space characters (a 1 MB parameter, say) and stall the server.
+"""
 
 from __future__ import annotations
 
@@ -13,5 +18,29 @@ def redact(text: str, secret: str | None) -> str:
         text = text.replace(secret, "[redacted]")
         if len(secret) >= 12:
             # Masked echoes such as "sk-...****abcd" keep the key's ends.
-            text = re.sub(r"\S*" + re.escape(secret[-4:]) + r"\b", "[redacted]", text)
+            text = _blank_words_ending(text, secret[-4:])
     return _KEY_LIKE.sub("[redacted]", text)
+
+
+def _blank_words_ending(text: str, tail: str) -> str:
+    """Replace every whitespace-delimited word ending in ``tail`` (at a word
+    boundary) with ``[redacted]``, in one left-to-right pass."""
+    if tail not in text:
+        return text
+    out: list[str] = []
+    done = 0  # text[:done] is already in ``out``
+    position = text.find(tail)
+    while position >= 0:
+        end = position + len(tail)
+        if end < len(text) and (text[end].isalnum() or text[end] == "_"):
+            position = text.find(tail, end)  # not at a word boundary
+            continue
+        start = position
+        while start > done and not text[start - 1].isspace():
+            start -= 1
+        out.append(text[done:start])
+        out.append("[redacted]")
+        done = end
+        position = text.find(tail, end)
+    out.append(text[done:])
+    return "".join(out)

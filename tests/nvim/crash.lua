@@ -5,6 +5,7 @@ H.setup()
 
 vim.cmd("AgentAsk first")
 H.wait_text("### You · turn 1")
+H.step("asked") -- pytest lets us go on once the turn's request reached the model
 local session = H.session()
 local first_client = session.client_id
 local children = vim.api.nvim_get_proc_children(vim.fn.getpid())

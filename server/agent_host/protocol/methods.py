@@ -5,11 +5,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
-
-from agent_host.config import EFFORTS
-from agent_host.protocol import types
+from agent_host.effort import EFFORTS
 
 PROTOCOL_VERSION = 1
 MAX_FORKS = 1
@@ -28,30 +24,18 @@ EVENT = "agent/event"
 REQUEST_APPROVAL = "agent/requestApproval"
 
 
-@dataclass(frozen=True)
-class Method:
-    name: str
-    direction: Literal["client→server", "server→client"]
-    kind: Literal["request", "notification"]
-    params: type | None = None
-
-
-METHODS: tuple[Method, ...] = (
-    Method(SUBMIT, "client→server", "request", types.SubmitParams),
-    Method(STEER, "client→server", "request", types.SteerParams),
-    Method(CANCEL, "client→server", "request", types.CancelParams),
-    Method(FORK, "client→server", "request", types.ForkParams),
-    Method(CLOSE_PANE, "client→server", "request", types.ClosePaneParams),
-    Method(SET_THINKING, "client→server", "request", types.SetThinkingParams),
-    Method(SET_FAST_MODE, "client→server", "request", types.SetFastModeParams),
-    Method(SET_APPROVAL, "client→server", "request", types.SetApprovalParams),
-    Method(AUXILIARY, "client→server", "request", types.AuxiliaryParams),
-    Method(NEW_SESSION, "client→server", "request", types.NewSessionParams),
-    Method(EVENT, "server→client", "notification"),
-    Method(REQUEST_APPROVAL, "server→client", "request"),
+CLIENT_REQUESTS = (
+    SUBMIT,
+    STEER,
+    CANCEL,
+    FORK,
+    CLOSE_PANE,
+    SET_THINKING,
+    SET_FAST_MODE,
+    SET_APPROVAL,
+    AUXILIARY,
+    NEW_SESSION,
 )
-
-CLIENT_REQUESTS = tuple(m.name for m in METHODS if m.direction == "client→server")
 
 EVENT_KINDS = (
     "turn.started",

@@ -11,10 +11,11 @@ from typing import Literal
 
 import attrs
 
-from agent_host.config import Effort
+from agent_host.effort import Effort
+from agent_host.protocol.options import Approval
 
 ProgressToken = int | str
-Approval = Literal["never", "on-request", "always"]
+__all__ = ["Approval"]
 
 
 @attrs.define(frozen=True)
@@ -101,19 +102,3 @@ class AuxiliaryParams:
 @attrs.define(frozen=True)
 class NewSessionParams:
     pane: str = "main"
-
-
-@attrs.define(frozen=True)
-class InitializationOptions:
-    """``initializationOptions`` of ``initialize`` (all optional)."""
-
-    model: str | None = None
-    base_url: str | None = None
-    effort: Effort | None = None
-    fast_mode: bool | None = None
-    workspace: str | None = None
-    approval: Approval = "never"
-    # Seconds without a byte from the model before its stream counts as stalled.
-    idle_timeout: float | None = None
-    # Required when the server listens on a non-loopback address (--token).
-    token: str | None = None

@@ -27,7 +27,7 @@ from pygls.protocol.language_server import lsp_method
 from agent_host import __version__
 from agent_host.protocol import errors, methods
 from agent_host.protocol.converter import parse
-from agent_host.protocol.types import InitializationOptions
+from agent_host.protocol.options import InitializationOptions
 from agent_host.server.paths import workspace_from
 
 if TYPE_CHECKING:
@@ -159,14 +159,10 @@ class AgentProtocol(LanguageServerProtocol):
         root = workspace_from(options, params.root_uri, params.root_path, folders)
         if not root.is_dir():
             raise JsonRpcInvalidParams(f"the workspace {str(root)!r} is not a directory")
-        # The session (agents, worker, model client) starts right after this
-        # answer, so that answering initialize pays only for pygls itself; its
-        # code and the SDK load on a thread meanwhile.
+        # The session (agents, worker, model client) starts once the client
+        # has this answer (``initialized``), so that answering initialize pays
+        # only for pygls itself.
         server.configured = (options, root)
-        # Twice removed: the answer's own callback is queued after this one, so
-        # the thread starts once the answer is written, not competing with it.
-        loop = asyncio.get_running_loop()
-        loop.call_soon(loop.call_soon, _start_preload)
         result.capabilities.experimental = {"agentHost": methods.capabilities()}
         return result
 
@@ -183,10 +179,6 @@ def load_session_code() -> None:
     import agent_host.server.approval
     import agent_host.server.handlers
     import agent_host.server.session  # noqa: F401
-
-
-def _start_preload() -> None:
-    threading.Thread(target=preload, name="preload", daemon=True).start()
 
 
 def preload() -> None:
@@ -330,7 +322,10 @@ class AgentServer(LanguageServer):
 
         @self.feature(lsp.INITIALIZED)
         async def initialized(*_: Any) -> None:
-            await self.session()  # start now, so the first submit finds everything ready
+            # Load the SDK on a thread of its own meanwhile, and start the
+            # session now: the first submit finds everything ready.
+            threading.Thread(target=preload, name="preload", daemon=True).start()
+            await self.session()
 
         @self.feature(lsp.SHUTDOWN)
         async def shutdown(*_: Any) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from agent_host.protocol.types import InitializationOptions
+from agent_host.protocol.options import InitializationOptions
 
 
 def workspace_from(

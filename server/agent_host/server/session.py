@@ -26,7 +26,7 @@ from agent_host.agent.interrupt import CancelToken
 from agent_host.config import AgentConfig, ModelConfig, ToolConfig, parse_effort
 from agent_host.model.client import ResponsesClient
 from agent_host.protocol import errors
-from agent_host.protocol.types import InitializationOptions
+from agent_host.protocol.options import InitializationOptions
 from agent_host.server.progress import TurnProgress, describe, end_message
 from agent_host.server.relay import EventRelay
 from agent_host.worker import messages as wm

@@ -34,6 +34,8 @@ _JOIN_CGROUP = 'echo $$ > "$1" 2>/dev/null; exec bash -lc "$2"'
 # After the shell exits, how long background children may keep its output
 # pipe open before we stop reading and kill them.
 _DRAIN_AFTER_EXIT = 0.25
+# How long to wait for a killed shell's exit status before killing it directly.
+_REAP_PATIENCE = 5.0
 
 
 class OutputCapture:
@@ -140,7 +142,7 @@ class ExecCommand:
                 report = await ctx.processes.kill([process.pid])
                 if cancelled:
                     ctx.processes.cancel_report += report
-                await process.aclose()
+                await _reap(process)
                 ctx.processes.forget(process.pid)
         elapsed = time.monotonic() - started
         output = capture.text()
@@ -158,6 +160,19 @@ class ExecCommand:
             status="completed" if exit_code == 0 else "failed",
             exit_code=exit_code,
         )
+
+
+async def _reap(process: anyio.abc.Process) -> None:
+    """Wait for the shell's exit status — never forever: if it is somehow still
+    alive after the kill, it gets SIGKILL directly."""
+    with anyio.move_on_after(_REAP_PATIENCE):
+        await process.aclose()
+        return
+    try:
+        process.kill()
+    except ProcessLookupError:
+        pass
+    await process.aclose()
 
 
 async def _run_to_exit(

@@ -161,7 +161,15 @@ class ProcessScope:
         """
         if not roots:
             return cgroups_available()
-        return all(root in self._cgroups for root in roots)
+        for root in roots:
+            cgroup = self._cgroups.get(root)
+            if cgroup is None:
+                return False
+            # Just spawned, the shell may not have moved itself in yet: until
+            # it has, the cgroup says nothing about it.
+            if _alive(root) and root not in cgroup.pids():
+                return False
+        return True
 
     def members(self, leaders: Iterable[int] | None = None) -> set[int]:
         """Live processes belonging to the given leaders (default: the whole turn)."""
