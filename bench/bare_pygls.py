@@ -1,0 +1,7 @@
+"""The startup floor: a pygls 2 language server that only answers ``initialize``
+(and ``shutdown``/``exit``), started the same way as agent-host."""
+
+from pygls.lsp.server import LanguageServer
+
+if __name__ == "__main__":
+    LanguageServer("bare-pygls", "0").start_io()
