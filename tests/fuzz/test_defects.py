@@ -103,13 +103,6 @@ nested_jsonrpc = st.builds(
 )
 
 
-@xfail(
-    'D1: an object anywhere inside the message with a "jsonrpc" member makes the whole '
-    "message vanish, no response (pygls runs structure_message as json.loads' object_hook "
-    "on every nested object; when it raises, run_async drops the message). Repro: "
-    '{"jsonrpc":"2.0","id":1,"method":"agent/setThinking","params":{"effort":"low",'
-    '"x":{"jsonrpc":"2.0"}}} -> nothing (expected {"pane":"main","effort":"low"})'
-)
 @fuzz(small=10, long=100, shrink=False)
 @example(value={"jsonrpc": "2.0"})
 @given(value=nested_jsonrpc)
@@ -121,13 +114,6 @@ def test_d1_nested_jsonrpc_member_is_just_an_unknown_field(live: Live, value: An
 # --- D2 -------------------------------------------------------------------------------------
 
 
-@xfail(
-    "D2: nesting deeper than ~980 levels gets no response (RecursionError in json.loads, "
-    "the message is dropped). Repro: "
-    '{"jsonrpc":"2.0","id":1,"method":"agent/setThinking","params":{"effort":"low",'
-    '"x":[[[...1000 levels...]]]}} -> nothing (expected a result, the field being '
-    "unknown, or an error response)"
-)
 @fuzz(small=10, long=100, shrink=False)
 @example(depth=1000, kind="list")
 @given(depth=st.integers(990, 20_000), kind=st.sampled_from(["list", "dict"]))
@@ -152,14 +138,6 @@ def _deep_json(message: dict[str, Any], depth: int, kind: str) -> bytes:
 # --- D3 -------------------------------------------------------------------------------------
 
 
-@xfail(
-    "D3: a method that is not a string gets the wrong code. Repro: "
-    '{"jsonrpc":"2.0","id":1,"method":5,"params":{}} -> -32603 "TypeError: can only '
-    'concatenate str (not "int") to str" with a Python traceback in data (same for '
-    "null, true, 1.5); "
-    '"method":[1] -> -32602 "invalid params: unhashable type: \'list\'". '
-    "Expected -32600 InvalidRequest"
-)
 @fuzz(small=10, long=100, shrink=False)
 @example(method=5)
 @given(method=json_values(max_leaves=4).filter(lambda v: not isinstance(v, str)))
@@ -172,13 +150,6 @@ def test_d3_non_string_method_is_an_invalid_request(live: Live, method: Any) -> 
 # --- D4 -------------------------------------------------------------------------------------
 
 
-@xfail(
-    "D4: an id that is an object or an array: "
-    '{"jsonrpc":"2.0","id":{},"method":"agent/setThinking","params":{"effort":"low"}} -> '
-    "-32603 \"TypeError: unhashable type: 'dict'\" with a Python traceback, and the "
-    'handler runs anyway; with "method":"agent/submit" there is no response at all '
-    "(app.py puts the id in a dict). Expected -32600 with id null, the request not run"
-)
 @fuzz(small=10, long=100, shrink=False)
 @example(msg_id={}, method="agent/setThinking")
 @example(msg_id=[], method="agent/submit")
@@ -199,11 +170,6 @@ def test_d4_object_or_array_id_is_an_invalid_request(live: Live, msg_id: Any, me
 # --- D5 -------------------------------------------------------------------------------------
 
 
-@xfail(
-    'D5: a message without "jsonrpc":"2.0" gets no response. Repro: '
-    '{"id":1,"method":"agent/setThinking","params":{"effort":"low"}} (or "jsonrpc":"1.0") '
-    "-> nothing. Expected -32600 InvalidRequest"
-)
 @fuzz(small=10, long=100, shrink=False)
 @example(version=OMIT)
 @given(
@@ -221,12 +187,6 @@ def test_d5_wrong_jsonrpc_version_is_an_invalid_request(live: Live, version: Any
 # --- D6 -------------------------------------------------------------------------------------
 
 
-@xfail(
-    "D6: a body that is JSON but not an object gets no response. Repro: the batch "
-    '[{"jsonrpc":"2.0","id":1,"method":"agent/setThinking","params":{"effort":"low"}}] '
-    '-> nothing (likewise 5, "x", null, []). Expected an answer to each request of a '
-    "batch, or one -32600 with id null"
-)
 @fuzz(small=10, long=100, shrink=False)
 @example(body=[set_thinking()])
 @given(
@@ -260,13 +220,6 @@ def test_d6_non_object_body_gets_an_answer(live: Live, body: Any) -> None:
 _GOOD = json.dumps(set_thinking() | {"id": 1}).encode()
 
 
-@xfail(
-    "D7: a body that is not valid UTF-8 or not JSON gets no response (run_async logs "
-    "and drops it). Repro: Content-Length: 83 + "
-    'b\'{"jsonrpc":"2.0","id":1,"method":"agent/setThinking","params":{"effort":"\\xfflow"}}\' '
-    "-> nothing. Expected -32700 ParseError with id null (docs: every malformed request, "
-    "even one whose params cannot be decoded, gets an error response)"
-)
 @fuzz(small=10, long=100, shrink=False)
 @example(body=_GOOD.replace(b'"low"', b'"\xfflow"'))
 @given(
@@ -295,11 +248,6 @@ def test_d7_unparsable_body_gets_a_parse_error(live: Live, body: bytes) -> None:
 # --- D8 -------------------------------------------------------------------------------------
 
 
-@xfail(
-    'D8: a request without "method" gets the wrong code. Repro: {"jsonrpc":"2.0","id":1} '
-    '-> -32602 "invalid params: JsonRPCResponseMessage.__init__() missing 1 required '
-    "positional argument: 'result'\". Expected -32600 InvalidRequest"
-)
 @fuzz(small=10, long=100, shrink=False)
 @example(params=OMIT)
 @given(params=st.one_of(st.just(OMIT), json_values(max_leaves=4)))
@@ -327,13 +275,6 @@ def submit_ok_or_names_context(response: dict[str, Any]) -> None:
         check_result("agent/submit", {}, response["result"])
 
 
-@xfail(
-    "D9: a context uri urllib cannot parse fails the submit with an internal error. Repro: "
-    '{"jsonrpc":"2.0","id":1,"method":"agent/submit","params":{"prompt":"hi",'
-    '"context":{"documents":["file://["]}}} -> -32603 "ValueError: Invalid IPv6 URL" with '
-    "a Python traceback (server/context.py _display -> paths.uri_to_path -> urlparse, "
-    "outside its try). Expected a result (the uri shown as given) or -32602 naming context"
-)
 @fuzz(small=10, long=100, shrink=False)
 @example(uri="file://[", where="documents")
 @given(uri=BROKEN_URIS, where=st.sampled_from(["documents", "selection"]))
@@ -370,15 +311,6 @@ def surrogate_text() -> st.SearchStrategy[str]:
     )
 
 
-@xfail(
-    'D10: a lone surrogate in a prompt (legal JSON: "\\ud800") fails the turn with '
-    '"internal error: UnicodeEncodeError" and stays in the conversation: every later '
-    "submit, promoted steer and conversation auxiliary on the pane fails the same way "
-    'until agent/newSession. Repro: {"jsonrpc":"2.0","id":1,"method":"agent/submit",'
-    '"params":{"prompt":"\\ud800"}} then {"jsonrpc":"2.0","id":2,"method":"agent/submit",'
-    '"params":{"prompt":"hi"}} -> both status "failed". Expected -32602 naming prompt '
-    "(or the text sanitised) and the pane still usable"
-)
 @fuzz(small=5, long=50, shrink=False)
 @example(text="\ud800", where="prompt")
 @given(text=surrogate_text(), where=st.sampled_from(["prompt", "selection", "documents", "steer"]))
@@ -426,16 +358,6 @@ def test_d10_lone_surrogate_does_not_poison_the_pane(live: Live, text: str, wher
 # --- D11 ------------------------------------------------------------------------------------
 
 
-@xfail(
-    "D11: a long non-space string that ends up in an error message hangs the server at "
-    "100% CPU. Repro: "
-    '{"jsonrpc":"2.0","id":1,"method":"agent/setThinking","params":{"effort":"low",'
-    '"pane":"xxx...(100 000 x)"}} -> -32001 arrives, then nothing is answered for minutes '
-    "(40 000 chars: ~35 s; 1 MB: hours). The error is logged, and every log record "
-    "goes through agent_host.redaction.redact (RedactingFilter, ClientLogHandler), whose "
-    're.sub(r"\\S*" + <last 4 chars of the API key> + r"\\b", ...) backtracks '
-    "quadratically over a run of non-space characters. Same with a long unknown method name"
-)
 @fuzz(small=3, long=20, shrink=False)
 @example(size=100_000, char="x", where="pane")
 @given(
@@ -461,12 +383,6 @@ def test_d11_long_strings_in_errors_do_not_hang(
 # --- D12 ------------------------------------------------------------------------------------
 
 
-@xfail(
-    "D12: requests after shutdown get no response at all (pygls drops every message "
-    'but exit once shut down). Repro: {"jsonrpc":"2.0","id":1,"method":"shutdown"} '
-    '(answered null), then {"jsonrpc":"2.0","id":2,"method":"agent/setThinking",'
-    '"params":{"effort":"low"}} -> nothing. Expected -32600 InvalidRequest (LSP)'
-)
 @fuzz(small=3, long=30, shrink=False)
 @example(method="agent/setThinking", params={"effort": "low"})
 @given(
@@ -491,16 +407,6 @@ def test_d12_requests_after_shutdown_are_refused(
 # --- D13 ------------------------------------------------------------------------------------
 
 
-@xfail(
-    "D13: after broken framing the server never answers again and never exits (until "
-    "its input closes). Repro: the single byte b'x' (no newline), then a well-framed "
-    'Content-Length: 80\\r\\n\\r\\n{"jsonrpc":"2.0","id":1,"method":"agent/setThinking",'
-    '"params":{"effort":"low"}} and any number more -> nothing, ever. Likewise a header '
-    '"Content-Length: abc" / "-5" / "0" / "+5" / lowercase, LF-only line ends, or a '
-    "Content-Length shorter or longer than the body: pygls run_async glues the next "
-    "header onto the leftover bytes and never finds a header line again. Expected: "
-    "resynchronize and answer, or exit in order"
-)
 @fuzz(small=3, long=50, shrink=False)
 @example(garbage=b"x")
 @given(garbage=desync_garbage())
@@ -524,13 +430,6 @@ def test_d13_broken_framing_is_survived_or_ends_the_server(
 # --- D14 ------------------------------------------------------------------------------------
 
 
-@xfail(
-    "D14: a valid JSON integer longer than 4300 digits gets no response (Python's int "
-    "parsing limit raises inside json.loads; the message is dropped). Repro: "
-    '{"jsonrpc":"2.0","id":1,"method":"agent/setThinking","params":{"effort":"low",'
-    '"x":1000...(4301 digits)}} -> nothing. Expected a result (unknown field) or an error '
-    "response"
-)
 @fuzz(small=5, long=50, shrink=False)
 @example(digits=4301)
 @given(digits=st.integers(4301, 100_000))
@@ -544,14 +443,6 @@ def test_d14_huge_integers_get_an_answer(live: Live, digits: int) -> None:
 # --- D15 ------------------------------------------------------------------------------------
 
 
-@xfail(
-    "D15: context.documents given as a string or an object is accepted and converted "
-    "(cattrs iterates it: one document per character, or the keys). Repro: "
-    '{"jsonrpc":"2.0","id":1,"method":"agent/submit","params":{"prompt":"hi",'
-    '"context":{"documents":"file:///a"}}} -> a completed turn whose prompt lists the '
-    'documents "f, i, l, e, ...". Docs: "a wrong type is an error, not a conversion". '
-    "Expected -32602 naming context.documents"
-)
 @fuzz(small=5, long=50, shrink=False)
 @example(documents="file:///a")
 @given(
@@ -576,13 +467,6 @@ def test_d15_documents_must_be_a_list(live: Live, documents: Any) -> None:
 # --- D16 ------------------------------------------------------------------------------------
 
 
-@xfail(
-    "D16: initialize with ill-typed standard params gets -32602 whose message does not "
-    'name the field. Repro: {"jsonrpc":"2.0","id":1,"method":"initialize","params":'
-    '{"processId":"x","capabilities":{}}} -> "invalid params: While structuring '
-    'InitializeRequest (1 sub-exception)". Expected the message to name processId (docs, '
-    'Errors: "the message names the field")'
-)
 @fuzz(small=5, long=50, shrink=False)
 @example(name="processId", value="x")
 @given(
@@ -607,12 +491,6 @@ def test_d16_initialize_errors_name_the_field(
 # --- D17 ------------------------------------------------------------------------------------
 
 
-@xfail(
-    "D17: a request for an unknown method without a params member (JSON-RPC allows "
-    'leaving it out) gets the wrong code. Repro: {"jsonrpc":"2.0","id":1,"method":"foo/bar"}'
-    ' -> -32602 "invalid params: JsonRPCRequestMessage.__init__() missing 1 required '
-    "positional argument: 'params'\". Expected -32601 MethodNotFound"
-)
 @fuzz(small=10, long=100, shrink=False)
 @example(method="foo/bar")
 @given(method=unknown_method_names)
@@ -625,12 +503,6 @@ def test_d17_unknown_method_without_params_is_method_not_found(live: Live, metho
 # --- D18 ------------------------------------------------------------------------------------
 
 
-@xfail(
-    "D18: an error answer to a request whose id is null has no id member at all. Repro: "
-    '{"jsonrpc":"2.0","id":null,"method":"foo/bar","params":{}} -> '
-    '{"jsonrpc":"2.0","error":{"code":-32601,"message":"Method Not Found: foo/bar"}} '
-    '(lsprotocol drops the None id). JSON-RPC: a response always has "id", null here'
-)
 @fuzz(small=5, long=50, shrink=False)
 @example(method="foo/bar", params={})
 @given(
@@ -646,15 +518,6 @@ def test_d18_error_to_a_null_id_carries_id_null(live: Live, method: str, params:
 # --- D19 ------------------------------------------------------------------------------------
 
 
-@xfail(
-    'D19: a submit still pending when the server stops is answered -32003 "the server is '
-    'shutting down", not a TurnResult with status "cancelled" as docs/protocol.md '
-    '(Shutdown) says: "every pending request is answered (submits with status: '
-    '"cancelled")". Repro: initialize; {"jsonrpc":"2.0","id":2,"method":"agent/submit",'
-    '"params":{"prompt":"hi"}}; then close the input at once (or send exit, or '
-    "shutdown + exit) -> -32003. Once its turn has started the answer is right "
-    "(status cancelled): it is the just-arrived submit that is refused (cause: D21)"
-)
 @fuzz(small=3, long=30, shrink=False)
 @example(end="end-of-input")
 @given(end=st.sampled_from(["end-of-input", "exit", "shutdown"]))
@@ -687,12 +550,6 @@ def test_d19_pending_submit_at_stop_gets_a_cancelled_result(
 # --- D20 ------------------------------------------------------------------------------------
 
 
-@xfail(
-    "D20: the server's internal pseudo-method for undecodable requests is reachable from "
-    'the wire. Repro: {"jsonrpc":"2.0","id":1,"method":"agentHost/invalidMessage"} -> '
-    '-32602 "invalid params"; with "params":{"error":"anything"} the error message is '
-    '"anything". Expected -32601 MethodNotFound, like any method the protocol does not have'
-)
 @fuzz(small=5, long=50, shrink=False)
 @example(params=OMIT)
 @given(params=st.one_of(st.just(OMIT), json_values(max_leaves=4)))
@@ -709,16 +566,6 @@ def test_d20_internal_method_is_not_reachable(live: Live, params: Any) -> None:
 # --- D21 ------------------------------------------------------------------------------------
 
 
-@xfail(
-    "D21: messages are not handled in the order they arrive: an agent/* request followed "
-    "at once by initialize (one write) is served as if it came after it. Repro, on a fresh "
-    'server, in one write: {"jsonrpc":"2.0","id":1,"method":"agent/setThinking","params":'
-    '{"effort":"low"}} then {"jsonrpc":"2.0","id":2,"method":"initialize","params":{...}} '
-    '-> id 1 gets {"pane":"main","effort":"low"} instead of -32600 ("not initialized yet"). '
-    "Async handlers only start on a later loop iteration, while initialize (a generator "
-    "handler) runs as soon as it is read; the same reordering answers a request sent just "
-    "before shutdown with -32003 (and is behind D19)"
-)
 @fuzz(small=2, long=20, shrink=False)
 @example(method="agent/setThinking")
 @given(method=st.sampled_from(AGENT_METHODS))

@@ -57,6 +57,7 @@ from agent_host.config import AgentConfig, Effort, parse_effort
 from agent_host.model.client import ResponsesClient
 from agent_host.model.errors import ModelError
 from agent_host.model.types import Item, ModelRequest, Usage
+from agent_host.text import valid_unicode
 from agent_host.tools.base import ToolContext, ToolResult
 from agent_host.tools.processes import ProcessScope
 from agent_host.tools.registry import ToolBox, ToolCall, parse_call
@@ -147,6 +148,7 @@ class Agent:
         self._check_running()
         if not isinstance(text, str) or not text.strip():
             raise InvalidRequest("the prompt is empty")
+        text = valid_unicode(text)
         turn = Turn(self, next(self._ids) if turn_id is None else turn_id, text)
         self._queue.append(turn)
         self._wakeup.set()
@@ -247,6 +249,7 @@ class Agent:
         limit = self.config.max_pending_steers
         if len(turn.steers) >= limit:
             raise SteerQueueFull(limit)
+        text = valid_unicode(text)
         turn.steers.append(text)
         self._emit(SteerAdmitted(turn_id=turn.id, text=text))
 

@@ -16,6 +16,7 @@ import cattrs
 from cattrs.gen import make_dict_structure_fn, override
 
 from agent_host.protocol.errors import InvalidParams
+from agent_host.text import valid_unicode
 
 T = TypeVar("T")
 
@@ -50,7 +51,13 @@ def _json_type(value: Any) -> str:
 
 def _make_converter() -> cattrs.Converter:
     converter = cattrs.Converter(forbid_extra_keys=False)
-    _strict(converter, str, lambda v: isinstance(v, str), "a string")
+
+    def string(value: Any, _: Any) -> str:
+        if not isinstance(value, str):
+            raise TypeError(f"expected a string, got {_json_type(value)}")
+        return valid_unicode(value)
+
+    converter.register_structure_hook(str, string)
     _strict(converter, int, lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer")
     _strict(
         converter,
@@ -81,6 +88,28 @@ def _make_converter() -> cattrs.Converter:
             return value
 
         return hook
+
+    def is_list(kind: Any) -> bool:
+        return typing.get_origin(kind) is list
+
+    def list_factory(kind: Any) -> Any:
+        (item,) = typing.get_args(kind) or (Any,)
+
+        def hook(value: Any, _: Any) -> Any:
+            # cattrs would take any iterable: a string would become its characters.
+            if not isinstance(value, list):
+                raise TypeError(f"expected an array, got {_json_type(value)}")
+            out = []
+            for index, element in enumerate(value):
+                try:
+                    out.append(converter.structure(element, item))
+                except Exception as exc:
+                    raise TypeError(f"[{index}]: {exc}") from None
+            return out
+
+        return hook
+
+    converter.register_structure_hook_factory(is_list, list_factory)
 
     def is_literal(kind: Any) -> bool:
         return getattr(kind, "__origin__", None) is typing.Literal

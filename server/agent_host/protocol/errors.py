@@ -6,6 +6,7 @@ from typing import Any
 
 from pygls.exceptions import JsonRpcException
 
+PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
@@ -16,6 +17,8 @@ PANE_BUSY = -32004
 REQUEST_CANCELLED = -32800
 
 ERROR_NAMES = {
+    PARSE_ERROR: "ParseError",
+    INVALID_REQUEST: "InvalidRequest",
     INVALID_PARAMS: "InvalidParams",
     PANE_UNAVAILABLE: "PaneUnavailable",
     FORK_ALREADY_OPEN: "ForkAlreadyOpen",

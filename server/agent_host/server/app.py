@@ -10,6 +10,8 @@ the session and registers the handlers.
 from __future__ import annotations
 
 import asyncio
+import itertools
+import json
 import logging
 import threading
 from collections.abc import Awaitable, Callable, Generator
@@ -18,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
+import cattrs
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
@@ -26,7 +29,7 @@ from pygls.protocol.language_server import lsp_method
 
 from agent_host import __version__
 from agent_host.protocol import errors, methods
-from agent_host.protocol.converter import parse
+from agent_host.protocol.converter import camel, parse
 from agent_host.protocol.options import InitializationOptions
 from agent_host.server.paths import workspace_from
 
@@ -35,7 +38,37 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-_INVALID = "agentHost/invalidMessage"
+# Larger integers are refused by int() (CPython's guard against quadratic
+# parsing); they are never meaningful here, so they become infinity instead.
+_MAX_INT_DIGITS = 4000
+
+
+def _parse_int(digits: str) -> int | float:
+    if len(digits) > _MAX_INT_DIGITS:
+        return float("-inf") if digits.startswith("-") else float("inf")
+    return int(digits)
+
+
+def _valid_id(value: Any) -> bool:
+    # JSON-RPC 2.0: a string, a number or null (discouraged, but allowed).
+    return value is None or (isinstance(value, str | int | float) and not isinstance(value, bool))
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).splitlines() or [type(exc).__name__])[0][:200]
+
+
+def _structuring_error(exc: JsonRpcException, method: str) -> str:
+    """``invalid params: processId: expected …`` for a standard LSP request."""
+    cause = exc.__cause__
+    if isinstance(cause, cattrs.BaseValidationError):
+        details = []
+        for message in cattrs.transform_error(cause):
+            text, _, path = message.rpartition(" @ ")
+            where = ".".join(camel(p) for p in path.removeprefix("$.").split(".") if p)
+            details.append(f"{where.removeprefix('params.') or 'params'}: {text}")
+        return f"invalid params of {method}: " + "; ".join(details)
+    return f"invalid params of {method}: {_first_line(cause or exc)}"
 
 
 @attrs.define
@@ -97,7 +130,7 @@ class AgentProtocol(LanguageServerProtocol):
     _server: AgentServer
 
     def get_message_type(self, method: str) -> type[Any] | None:  # type: ignore[override]
-        if method in methods.CLIENT_REQUESTS or method == _INVALID:
+        if method in methods.CLIENT_REQUESTS:
             return RawRequest
         return super().get_message_type(method)
 
@@ -106,21 +139,102 @@ class AgentProtocol(LanguageServerProtocol):
             return RawResponse  # the editor's answer, as plain JSON
         return super().get_result_type(method)
 
-    def structure_message(self, data: dict[str, Any]) -> Any:
+    # --- intake: every message passes here first -------------------------------------
+
+    def receive(self, body: bytes | str) -> None:
+        """One message off the wire. Malformed messages are answered here, with
+        the code JSON-RPC gives them, before pygls sees them: pygls drops some
+        silently and answers others with a traceback."""
         try:
-            return super().structure_message(data)
+            text = body.decode("utf-8") if isinstance(body, bytes) else body
+            data = json.loads(text, parse_int=_parse_int)
+        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+            self.reply_error(None, errors.PARSE_ERROR, f"Parse error: {_first_line(exc)}")
+            return
+        self.receive_object(data)
+
+    def receive_object(self, data: Any) -> None:
+        if not isinstance(data, dict):
+            self.reply_error(
+                None, errors.INVALID_REQUEST, "Invalid Request: a message must be one JSON object"
+            )
+            return
+        has_id = "id" in data
+        msg_id = data.get("id")
+        reply_id = msg_id if _valid_id(msg_id) else None
+        if data.get("jsonrpc") != "2.0":
+            self.reply_error(
+                reply_id, errors.INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"'
+            )
+            return
+        if "method" not in data:
+            if has_id and ("result" in data or "error" in data):
+                self._dispatch(data)  # the answer to one of our own requests
+            else:
+                self.reply_error(reply_id, errors.INVALID_REQUEST, "Invalid Request: no method")
+            return
+        method = data["method"]
+        if not isinstance(method, str):
+            self.reply_error(
+                reply_id, errors.INVALID_REQUEST, "Invalid Request: method must be a string"
+            )
+            return
+        if has_id and not _valid_id(msg_id):
+            self.reply_error(
+                None, errors.INVALID_REQUEST, "Invalid Request: id must be a string or a number"
+            )
+            return
+        server = self._server
+        if has_id and (self._shutdown or server.shutdown_requested) and method != lsp.EXIT:
+            self.reply_error(
+                msg_id, errors.INVALID_REQUEST, "Invalid Request: the server is shutting down"
+            )
+            return
+        if has_id and method in methods.CLIENT_REQUESTS and server.configured is None:
+            # Checked now, not when the handler starts: an initialize right
+            # behind this request must not let it through.
+            self.reply_error(
+                msg_id,
+                errors.INVALID_REQUEST,
+                "the server is not initialized yet: send initialize first",
+            )
+            return
+        data.setdefault("params", None)
+        self._dispatch(data, method if has_id else None)
+
+    def _dispatch(self, data: dict[str, Any], request: str | None = None) -> None:
+        try:
+            message = self.structure_message(data)
         except JsonRpcException as exc:
-            # pygls drops a request it cannot structure without answering it;
-            # every request deserves exactly one response.
-            if isinstance(data.get("id"), int | str) and not isinstance(data.get("id"), bool):
-                detail = _cause(exc)
-                return RawRequest(
-                    id=data["id"],
-                    method=_INVALID,
-                    jsonrpc="2.0",
-                    params={"method": str(data.get("method", "")), "error": detail},
+            if request is not None:
+                self.reply_error(
+                    data["id"], errors.INVALID_PARAMS, _structuring_error(exc, request)
                 )
-            raise
+            else:
+                log.warning(
+                    "ignoring a malformed %s message: %s", data.get("method", "response"), exc
+                )
+            return
+        self.handle_message(message)
+
+    def _send_response(
+        self, msg_id: Any, result: Any | None = None, error: Any | None = None
+    ) -> None:
+        # As a plain dict, so that every response carries its id — null
+        # included, which pygls's response classes would leave out.
+        self._result_types.pop(msg_id, None)
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": msg_id}
+        if error is not None:
+            message["error"] = error
+        else:
+            message["result"] = result
+        self._send_data(message)
+
+    def reply_error(self, msg_id: Any, code: int, message: str) -> None:
+        # A plain dict, so that an id of null is sent as null (pygls omits it).
+        self._send_data(
+            {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
+        )
 
     def _handle_request(self, msg_id: Any, method_name: str, params: Any) -> None:
         if method_name == lsp.SHUTDOWN:
@@ -156,9 +270,11 @@ class AgentProtocol(LanguageServerProtocol):
             )
         result: lsp.InitializeResult = yield from super().lsp_initialize(params)
         folders = [folder.uri for folder in params.workspace_folders or ()]
-        root = workspace_from(options, params.root_uri, params.root_path, folders)
+        root, source = workspace_from(options, params.root_uri, params.root_path, folders)
         if not root.is_dir():
-            raise JsonRpcInvalidParams(f"the workspace {str(root)!r} is not a directory")
+            raise JsonRpcInvalidParams(
+                f"invalid params: {source}: the workspace {str(root)!r} is not a directory"
+            )
         # The session (agents, worker, model client) starts once the client
         # has this answer (``initialized``), so that answering initialize pays
         # only for pygls itself.
@@ -189,14 +305,6 @@ def preload() -> None:
     warm_up()
 
 
-def _cause(exc: BaseException) -> str:
-    inner = exc.__cause__
-    if inner is not None:
-        text = str(inner).splitlines()[0] if str(inner) else type(inner).__name__
-        return f"invalid params: {text}"
-    return str(exc) or "invalid message"
-
-
 class AgentServer(LanguageServer):
     def __init__(self, options: ServerOptions | None = None) -> None:
         super().__init__(
@@ -216,7 +324,16 @@ class AgentServer(LanguageServer):
         self.shutdown_requested = False
         self._inflight: set[asyncio.Task[Any]] = set()
         self.soft_cancels: dict[Any, SoftCancel] = {}
+        # Turn ids are unique for the life of the server, whatever session.
+        self._turn_ids = itertools.count(1)
         self._register()
+
+    @property
+    def intake(self) -> Callable[[bytes | str], None]:
+        """Where the transports hand every message they read."""
+        protocol = self.protocol
+        assert isinstance(protocol, AgentProtocol)
+        return protocol.receive
 
     # --- the session ------------------------------------------------------------------
 
@@ -245,7 +362,7 @@ class AgentServer(LanguageServer):
 
         assert self.configured is not None
         options, root = self.configured
-        session = Session(self._notify_event, EditorApprover(self))
+        session = Session(self._notify_event, EditorApprover(self), self.next_turn_id)
         await session.start(options, root)
         self._session = session
         return session
@@ -269,6 +386,9 @@ class AgentServer(LanguageServer):
         if not self.exit_requested.is_set():
             self.exit_code = code
             self.exit_requested.set()
+
+    def next_turn_id(self) -> int:
+        return next(self._turn_ids)
 
     def soft_cancel(self) -> SoftCancel:
         """The soft cancel of the request being handled (a fresh one if it has none)."""
@@ -302,6 +422,7 @@ class AgentServer(LanguageServer):
                 return await handler(self, parse(raw, params_type))
             finally:
                 self._inflight.discard(task)
+                self.forget_request()
 
         return dispatch
 
@@ -315,10 +436,6 @@ class AgentServer(LanguageServer):
     def _register(self) -> None:
         for name in methods.CLIENT_REQUESTS:
             self.feature(name)(self._dispatcher(name))
-
-        @self.feature(_INVALID)
-        async def invalid(raw: Any) -> None:
-            raise JsonRpcInvalidParams(str((raw or {}).get("error") or "invalid params"))
 
         @self.feature(lsp.INITIALIZED)
         async def initialized(*_: Any) -> None:

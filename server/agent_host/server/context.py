@@ -37,7 +37,10 @@ def compose_prompt(prompt: str, context: Context | None, workspace: Path) -> str
 
 
 def _display(uri: str, workspace: Path) -> str:
-    path = uri_to_path(uri)
+    try:
+        path = uri_to_path(uri)
+    except ValueError:  # not a URI we can read (file://[ ...): show it as given
+        return uri
     if path is None:
         return uri
     try:

@@ -10,15 +10,25 @@ from agent_host.protocol.options import InitializationOptions
 
 def workspace_from(
     options: InitializationOptions, root_uri: str | None, root_path: str | None, folders: list[str]
-) -> Path:
-    """The workspace: the option, else the first folder, rootUri, rootPath, the cwd."""
-    for candidate in (options.workspace, *folders, root_uri, root_path):
+) -> tuple[Path, str]:
+    """The workspace and the field it came from: the option, else the first
+    folder, rootUri, rootPath, the cwd."""
+    candidates = [
+        ("initializationOptions.workspace", options.workspace),
+        *(("workspaceFolders", folder) for folder in folders),
+        ("rootUri", root_uri),
+        ("rootPath", root_path),
+    ]
+    for field, candidate in candidates:
         if not candidate:
             continue
-        path = uri_to_path(candidate)
+        try:
+            path = uri_to_path(candidate)
+        except ValueError:
+            path = None
         if path is not None:
-            return path
-    return Path.cwd()
+            return path, field
+    return Path.cwd(), "the server's working directory"
 
 
 def uri_to_path(value: str) -> Path | None:

@@ -38,7 +38,12 @@ R = TypeVar("R")
 
 
 class Session:
-    def __init__(self, notify: Callable[[dict[str, Any]], None], approver: Approver) -> None:
+    def __init__(
+        self,
+        notify: Callable[[dict[str, Any]], None],
+        approver: Approver,
+        next_turn_id: Callable[[], int],
+    ) -> None:
         self.relay = EventRelay(notify, self._observe)
         self.approver = approver
         self._group: anyio.abc.TaskGroup | None = None
@@ -46,7 +51,7 @@ class Session:
         self.client: ResponsesClient | None = None
         self.config: AgentConfig | None = None
         self._worker_done = anyio.Event()
-        self._turn_ids = itertools.count(1)
+        self.next_turn_id = next_turn_id
         self._fork_ids = itertools.count(1)
         self._steer_ids = itertools.count(1)
         self._waiters: dict[int, wm.Completion[wm.TurnFinished]] = {}
@@ -147,9 +152,6 @@ class Session:
         return agent
 
     # --- ids ---------------------------------------------------------------------------
-
-    def next_turn_id(self) -> int:
-        return next(self._turn_ids)
 
     def next_fork_pane(self) -> str:
         return f"fork-{next(self._fork_ids)}"

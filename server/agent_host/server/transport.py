@@ -18,9 +18,8 @@ import sys
 import threading
 from typing import Any, BinaryIO
 
-from pygls.io_ import run_async, run_websocket
-
 from agent_host.server.app import AgentServer
+from agent_host.server.framing import read_messages
 
 log = logging.getLogger(__name__)
 
@@ -153,11 +152,7 @@ def serve_stdio(
         loop = asyncio.get_running_loop()
         server.protocol.set_writer(CoalescingWriter(out.fileno(), loop))
         reader = ThreadedReader(inp.fileno(), loop)
-        stop = threading.Event()
-        return await _serve(
-            server,
-            lambda: run_async(stop, reader, server.protocol, log, server.report_server_error),
-        )
+        return await _serve(server, lambda: read_messages(reader, server.intake))
 
     return asyncio.run(main())
 
@@ -173,7 +168,7 @@ def serve_tcp(server: AgentServer, host: str, port: int) -> int:
         async def accept(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             await connected.put((reader, writer))
 
-        listener = await asyncio.start_server(accept, host, port)
+        listener = await asyncio.start_server(accept, host, port, limit=1 << 24)
         address = listener.sockets[0].getsockname()
         print(
             f"agent-host listening on tcp://{address[0]}:{address[1]}", file=sys.stderr, flush=True
@@ -182,11 +177,7 @@ def serve_tcp(server: AgentServer, host: str, port: int) -> int:
             reader, writer = await connected.get()
             listener.close()
             server.protocol.set_writer(writer)
-            stop = threading.Event()
-            return await _serve(
-                server,
-                lambda: run_async(stop, reader, server.protocol, log, server.report_server_error),
-            )
+            return await _serve(server, lambda: read_messages(reader, server.intake))
 
     return asyncio.run(main())
 
@@ -216,14 +207,14 @@ def serve_ws(server: AgentServer, host: str, port: int) -> int:
             )
             websocket = await connected.get()
             server.protocol.set_writer(WebSocketWriter(websocket), include_headers=False)
-            stop = threading.Event()
+
+            async def read() -> None:
+                # One JSON-RPC message per WebSocket message: no framing to lose.
+                async for message in websocket:
+                    server.intake(message)
+
             try:
-                return await _serve(
-                    server,
-                    lambda: run_websocket(
-                        websocket, stop, server.protocol, log, server.report_server_error
-                    ),
-                )
+                return await _serve(server, read)
             finally:
                 finished.set()
 

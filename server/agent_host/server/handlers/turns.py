@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from agent_host.agent.receipt import Receipt
+from agent_host.model.types import Usage
 from agent_host.protocol import convert, errors, methods
 from agent_host.protocol.types import CancelParams, ProgressToken, SteerParams, SubmitParams
 from agent_host.server.context import compose_prompt
@@ -49,10 +51,16 @@ def _title(prompt: str) -> str:
 
 
 async def submit(server: AgentServer, params: SubmitParams) -> dict[str, Any]:
-    session = await server.session()
     _prompt_text(params.prompt)
     pane = params.pane
-    agent = session.check_pane(pane)
+    try:
+        session = await server.session()
+        agent = session.check_pane(pane)
+    except errors.AgentStopped:
+        # Shutdown began before this turn was accepted: like every pending
+        # turn at shutdown, it is answered as cancelled (it never ran).
+        turn_id = server.next_turn_id()
+        return convert.turn_result(pane, turn_id, "cancelled", "", None, Usage(), Receipt(turn_id))
     assert session.config is not None
     text = compose_prompt(params.prompt, params.context, session.config.workspace)
     turn_id = session.next_turn_id()
@@ -65,18 +73,15 @@ async def submit(server: AgentServer, params: SubmitParams) -> dict[str, Any]:
     # $/cancelRequest cancels exactly this turn (see SoftCancel); the request
     # is answered once the turn has really stopped, with its receipt.
     soft_cancel = server.soft_cancel()
-    try:
-        with anyio.CancelScope(shield=True):
-            progress = await open_progress(server, params.work_done_token)
-            if progress is not None:
-                waiting = "Queued behind the running turn" if agent.busy else THINKING
-                progress.begin(_title(params.prompt), waiting, cancel_turn)
-                session.track_progress(turn_id, progress)
-            session.send(wm.Submit(pane, turn_id, text))
-            soft_cancel.on_request(cancel_turn)
-            finished = await done.wait()
-    finally:
-        server.forget_request()
+    with anyio.CancelScope(shield=True):
+        progress = await open_progress(server, params.work_done_token)
+        if progress is not None:
+            waiting = "Queued behind the running turn" if agent.busy else THINKING
+            progress.begin(_title(params.prompt), waiting, cancel_turn)
+            session.track_progress(turn_id, progress)
+        session.send(wm.Submit(pane, turn_id, text))
+        soft_cancel.on_request(cancel_turn)
+        finished = await done.wait()
     session.end_turn(finished)
     if finished.rejected:
         if finished.error == wm.PANE_UNAVAILABLE:
