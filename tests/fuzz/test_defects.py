@@ -1,9 +1,10 @@
-"""Defects the fuzzer found, one strict-xfail property test each.
+"""Defects the fuzzer found (D1-D21), one property test each — all fixed now,
+kept as regression tests.
 
-Each test starts with the minimal reproduction (``@example``, also quoted in
-its xfail reason), then generates the whole class of inputs. The broad fuzz
-tests assume these inputs away (strategies.KNOWN_DEFECTS). To close one: fix
-the server, remove the xfail mark and the KNOWN_DEFECTS entry.
+Each test starts with the minimal reproduction (``@example``), then generates
+the whole class of inputs. A new defect gets a test here marked
+``xfail(strict=True)`` with its reproduction in the reason, and an entry in
+strategies.KNOWN_DEFECTS so the broad tests assume it away, until it is fixed.
 """
 
 from __future__ import annotations
@@ -73,10 +74,6 @@ def expect_low(response: dict[str, Any]) -> None:
 def any_answer(response: dict[str, Any]) -> None:
     """A result, or an error without a Python traceback."""
     no_traceback(response)
-
-
-def xfail(reason: str) -> pytest.MarkDecorator:
-    return pytest.mark.xfail(strict=True, reason=reason)
 
 
 # --- D1 -------------------------------------------------------------------------------------
