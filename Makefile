@@ -38,6 +38,14 @@ test: lint typecheck pytest conformance
 demo: $(STAMP)
 	$(BIN)/agent-host demo
 
+# The long runs behind docs/reliability.md (not part of `make test`, which runs
+# the short versions): >= 5,000 fuzz cases and 200 race-storm seeds.
+.PHONY: soak
+soak: $(STAMP)
+	$(BIN)/python -m compileall -q server/agent_host
+	AGENT_HOST_FUZZ=long $(BIN)/pytest -q -p no:cacheprovider tests/fuzz
+	AGENT_HOST_STORM=long $(BIN)/pytest -q -p no:cacheprovider tests/test_race_storm.py
+
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
 
