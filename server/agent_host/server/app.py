@@ -215,6 +215,15 @@ class AgentProtocol(LanguageServerProtocol):
                     "ignoring a malformed %s message: %s", data.get("method", "response"), exc
                 )
             return
+        if request is not None and not hasattr(message, "id"):
+            # LSP defines this method as a notification: pygls would take the
+            # request for one and never answer it.
+            self.reply_error(
+                data["id"],
+                errors.METHOD_NOT_FOUND,
+                f"Method Not Found: {request} is a notification, not a request",
+            )
+            return
         self.handle_message(message)
 
     def _send_response(
