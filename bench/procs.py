@@ -6,6 +6,8 @@ import os
 import signal
 from collections.abc import Iterable
 
+from agent_host.tools.processes import alive
+
 _TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -24,16 +26,6 @@ def rss_bytes(pid: int) -> int:
             if line.startswith(b"VmRSS:"):
                 return int(line.split()[1]) * 1024
     return 0
-
-
-def alive(pid: int) -> bool:
-    """True if the process exists and is neither a zombie nor dead."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            state = f.read().rsplit(b")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state not in (b"Z", b"X")
 
 
 def marked(marker: str) -> list[int]:

@@ -141,7 +141,8 @@ async def running_agent(
 
 
 def pid_alive(pid: int) -> bool:
-    """True if the process exists and is not a zombie."""
+    """True if the process exists and is not a zombie. (Deliberately not the
+    server's own check: the tests' oracle must not be the code under test.)"""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             state = f.read().rsplit(b")", 1)[1].split()[0]

@@ -167,7 +167,7 @@ class ProcessScope:
                 return False
             # Just spawned, the shell may not have moved itself in yet: until
             # it has, the cgroup says nothing about it.
-            if _alive(root) and root not in cgroup.pids():
+            if alive(root) and root not in cgroup.pids():
                 return False
         return True
 
@@ -177,7 +177,7 @@ class ProcessScope:
         if self._contained(roots):
             # Every root runs in a cgroup, which nothing can leave: the cgroups
             # are the whole answer, no need to sweep /proc (~2.5 ms a time).
-            return {pid for root in roots for pid in self._cgroups[root].pids() if _alive(pid)}
+            return {pid for root in roots for pid in self._cgroups[root].pids() if alive(pid)}
         whole_turn = leaders is None
         table = _all_processes()
         me = os.getpid()
@@ -243,7 +243,7 @@ class ProcessScope:
         if not targets:
             return KillReport()
         _signal(targets, signal.SIGTERM)
-        alive = await _wait_gone(targets, term_grace)
+        living = await _wait_gone(targets, term_grace)
         roots = self._leaders if leaders is None else set(leaders)
         for root in roots:
             cgroup = self._cgroups.get(root)
@@ -253,10 +253,10 @@ class ProcessScope:
         # (a cgroup's kill took those already).
         late = set() if self._contained(roots) else self.members(leaders) - targets
         targets |= late
-        _signal(alive | late, signal.SIGKILL)
-        alive = await _wait_gone(alive | late, grace)
+        _signal(living | late, signal.SIGKILL)
+        living = await _wait_gone(living | late, grace)
         _reap(targets)
-        return KillReport(killed=len(targets) - len(alive), surviving=len(alive))
+        return KillReport(killed=len(targets) - len(living), surviving=len(living))
 
 
 def _signal(pids: Iterable[int], signum: int) -> None:
@@ -268,16 +268,17 @@ def _signal(pids: Iterable[int], signum: int) -> None:
 async def _wait_gone(pids: set[int], timeout: float) -> set[int]:
     """Wait up to ``timeout`` for the processes to die; the ones still alive."""
     deadline = time.monotonic() + timeout
-    alive = set(pids)
+    living = set(pids)
     while True:
         _reap(pids)
-        alive = {pid for pid in alive if _alive(pid)}
-        if not alive or time.monotonic() >= deadline:
-            return alive
+        living = {pid for pid in living if alive(pid)}
+        if not living or time.monotonic() >= deadline:
+            return living
         await anyio.sleep(0.001)
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """True if the process exists and is not a zombie."""
     proc = _read_proc(pid)
     return proc is not None and not proc.zombie
 

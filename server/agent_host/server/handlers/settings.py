@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from agent_host.config import ConfigError, parse_effort
@@ -16,34 +17,47 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-async def set_thinking(server: AgentServer, params: SetThinkingParams) -> dict[str, Any]:
+async def _change(
+    server: AgentServer,
+    pane: str,
+    command: Callable[[wm.Completion[Any]], wm.Command],
+    answer: dict[str, Any],
+) -> dict[str, Any]:
+    """Send a settings command to the pane and answer once the agent took it."""
     session = await server.session()
-    session.check_pane(params.pane)
-    reply: wm.Completion[wm.ThinkingUpdated] = wm.Completion()
-    result = await session.command(wm.SetThinking(params.pane, params.effort, reply), reply)
+    session.check_pane(pane)
+    reply: wm.Completion[Any] = wm.Completion()
+    result = await session.command(command(reply), reply)
     if result.error is not None:
-        raise _error(params.pane, result.error)
-    return {"pane": params.pane, "effort": params.effort}
+        raise _error(pane, result.error)
+    return {"pane": pane, **answer}
+
+
+async def set_thinking(server: AgentServer, params: SetThinkingParams) -> dict[str, Any]:
+    return await _change(
+        server,
+        params.pane,
+        lambda reply: wm.SetThinking(params.pane, params.effort, reply),
+        {"effort": params.effort},
+    )
 
 
 async def set_fast_mode(server: AgentServer, params: SetFastModeParams) -> dict[str, Any]:
-    session = await server.session()
-    session.check_pane(params.pane)
-    reply: wm.Completion[wm.FastModeUpdated] = wm.Completion()
-    result = await session.command(wm.SetFastMode(params.pane, params.enabled, reply), reply)
-    if result.error is not None:
-        raise _error(params.pane, result.error)
-    return {"pane": params.pane, "enabled": params.enabled}
+    return await _change(
+        server,
+        params.pane,
+        lambda reply: wm.SetFastMode(params.pane, params.enabled, reply),
+        {"enabled": params.enabled},
+    )
 
 
 async def set_approval(server: AgentServer, params: SetApprovalParams) -> dict[str, Any]:
-    session = await server.session()
-    session.check_pane(params.pane)
-    reply: wm.Completion[wm.ApprovalUpdated] = wm.Completion()
-    result = await session.command(wm.SetApproval(params.pane, params.approval, reply), reply)
-    if result.error is not None:
-        raise _error(params.pane, result.error)
-    return {"pane": params.pane, "approval": params.approval}
+    return await _change(
+        server,
+        params.pane,
+        lambda reply: wm.SetApproval(params.pane, params.approval, reply),
+        {"approval": params.approval},
+    )
 
 
 def _error(pane: str, message: str) -> errors.ProtocolError:
