@@ -465,8 +465,8 @@ def _fork(run: Run, results: Results, codex_na: str | None) -> None:
             _check(run, large <= 2 and large <= 2 * small + 0.05),
         )
     )
-    ours_wire = {n: fig.p(f"fork over the wire, {n:,} items", OURS) for n in wire_sizes}
-    ours_wire = {n: v for n, v in ours_wire.items() if v is not None}
+    measured = {n: fig.p(f"fork over the wire, {n:,} items", OURS) for n in wire_sizes}
+    ours_wire = {n: v for n, v in measured.items() if v is not None}
     if ours_wire:
         big = max(ours_wire)
         codex_big = fig.p(f"fork over the wire, {big:,} items", CODEX)

@@ -14,8 +14,8 @@ import contextlib
 import itertools
 import json
 import time
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any, Self
 
 from agent_host.client.rpc import RpcClient, RpcError
 
@@ -25,7 +25,13 @@ __all__ = ["JsonlClient", "Listener", "LspClient", "RpcError"]
 
 
 class _Stamps:
-    """What both clients share: listeners and the time each response arrived."""
+    """What both clients share: a spawned server, listeners and the time each
+    response arrived."""
+
+    process: asyncio.subprocess.Process
+    _reading: asyncio.Task[None] | None
+    _read_loop: Callable[[], Coroutine[Any, Any, None]]  # each client's own
+    read_limit = 1 << 24  # the longest line the stream reader accepts
 
     def _init_stamps(self) -> None:
         self.listeners: list[Listener] = []
@@ -38,6 +44,35 @@ class _Stamps:
             self.answered_ns[message["id"]] = now
         for listener in self.listeners:
             listener(message, now)
+
+    @classmethod
+    async def start(
+        cls,
+        command: Sequence[str],
+        *,
+        env: dict[str, str] | None = None,
+        cwd: str | None = None,
+        stderr: Any = None,
+    ) -> Self:
+        """Spawn the server with pipes and start reading; stamps the spawn time."""
+        t_spawn = time.perf_counter_ns()
+        process = await asyncio.create_subprocess_exec(
+            *command,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=stderr,
+            env=env,
+            cwd=cwd,
+            limit=cls.read_limit,
+        )
+        client = cls(process)  # type: ignore[call-arg]
+        client.t_spawn_ns = t_spawn
+        client._reading = asyncio.create_task(client._read_loop())
+        return client
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
 
     def listen(self, listener: Listener) -> Callable[[], None]:
         """Call ``listener(message, t_ns)`` for every message; returns the remover."""
@@ -52,34 +87,6 @@ class LspClient(_Stamps, RpcClient):
         RpcClient.__init__(self, process)
         self._init_stamps()
 
-    @classmethod
-    async def start(
-        cls,
-        command: Sequence[str],
-        *,
-        env: dict[str, str] | None = None,
-        cwd: str | None = None,
-        stderr: Any = None,
-    ) -> LspClient:
-        t_spawn = time.perf_counter_ns()
-        process = await asyncio.create_subprocess_exec(
-            *command,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=stderr,
-            env=env,
-            cwd=cwd,
-            limit=1 << 24,
-        )
-        client = cls(process)
-        client.t_spawn_ns = t_spawn
-        client._reading = asyncio.create_task(client._read_loop())
-        return client
-
-    @property
-    def pid(self) -> int:
-        return self.process.pid
-
     def _dispatch(self, message: dict[str, Any]) -> None:
         self._stamp(message)
         super()._dispatch(message)
@@ -93,6 +100,8 @@ class LspClient(_Stamps, RpcClient):
 class JsonlClient(_Stamps):
     """A client for ``codex app-server`` over stdio (JSONL)."""
 
+    read_limit = 1 << 26  # every message is one line, however large
+
     def __init__(self, process: asyncio.subprocess.Process) -> None:
         self._init_stamps()
         self.process = process
@@ -104,34 +113,6 @@ class JsonlClient(_Stamps):
         self._reading: asyncio.Task[None] | None = None
         self.closed = asyncio.Event()
         self.server_requests: list[str] = []
-
-    @classmethod
-    async def start(
-        cls,
-        command: Sequence[str],
-        *,
-        env: dict[str, str] | None = None,
-        cwd: str | None = None,
-        stderr: Any = None,
-    ) -> JsonlClient:
-        t_spawn = time.perf_counter_ns()
-        process = await asyncio.create_subprocess_exec(
-            *command,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=stderr,
-            env=env,
-            cwd=cwd,
-            limit=1 << 26,
-        )
-        client = cls(process)
-        client.t_spawn_ns = t_spawn
-        client._reading = asyncio.create_task(client._read_loop())
-        return client
-
-    @property
-    def pid(self) -> int:
-        return self.process.pid
 
     def _send(self, message: dict[str, Any]) -> None:
         self._writer.write(json.dumps(message).encode() + b"\n")

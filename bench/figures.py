@@ -5,6 +5,7 @@ with their targets (``assemble``)."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import itertools
 import json
@@ -469,7 +470,7 @@ class Run:
             )
             launched += 1
             inflight[msg_id] = future
-            future.add_done_callback(lambda f, m=msg_id: finished(m, f))
+            future.add_done_callback(functools.partial(finished, msg_id))
 
         def finished(msg_id: int, future: asyncio.Future[Any]) -> None:
             inflight.pop(msg_id, None)

@@ -8,6 +8,8 @@ from collections.abc import Iterable
 
 from agent_host.tools.processes import alive
 
+__all__ = ["alive", "command", "cpu_seconds", "kill_all", "marked", "rss_bytes"]
+
 _TICKS = os.sysconf("SC_CLK_TCK")
 
 

@@ -70,11 +70,11 @@ def ours(name: str) -> bool:
 def summarize(raw: Path, title: str) -> str:
     stacks: list[tuple[list[str], int]] = []
     for line in raw.read_text(errors="replace").splitlines():
-        stack, _, count = line.rpartition(" ")
-        if not stack or not count.isdigit():
+        stack, _, samples = line.rpartition(" ")
+        if not stack or not samples.isdigit():
             continue
         frames = [short(f) for f in stack.split(";") if f]
-        stacks.append((frames, int(count)))
+        stacks.append((frames, int(samples)))
     total = sum(count for _, count in stacks) or 1
     pairs: Counter[str] = Counter()
     entries: Counter[str] = Counter()
