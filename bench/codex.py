@@ -229,7 +229,7 @@ class CodexSession:
 
     async def new_thread(self) -> str:
         result = await self.client.call(
-            "thread/start", {"cwd": str(self.workspace), "ephemeral": True}
+            "thread/start", {"cwd": str(self.workspace), "ephemeral": True}, timeout=30
         )
         self.thread_id = str(result["thread"]["id"])
         return self.thread_id

@@ -14,7 +14,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Self
 
 Handler = Callable[[dict[str, Any]], Any]
 
@@ -28,6 +28,8 @@ class RpcError(Exception):
 
 
 class RpcClient:
+    read_limit = 1 << 24  # the longest line the stream reader accepts
+
     def __init__(self, process: asyncio.subprocess.Process) -> None:
         self.process = process
         assert process.stdin is not None and process.stdout is not None
@@ -46,15 +48,17 @@ class RpcClient:
         command: Sequence[str],
         *,
         env: dict[str, str] | None = None,
-        stderr: int | None = None,
-    ) -> RpcClient:
+        cwd: str | None = None,
+        stderr: Any = None,
+    ) -> Self:
         process = await asyncio.create_subprocess_exec(
             *command,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=stderr,
             env=env,
-            limit=1 << 24,
+            cwd=cwd,
+            limit=cls.read_limit,
         )
         client = cls(process)
         client._reading = asyncio.create_task(client._read_loop())
@@ -82,30 +86,35 @@ class RpcClient:
         self._send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
         return msg_id, future
 
-    async def call(self, method: str, params: Any = None) -> Any:
+    async def call(self, method: str, params: Any = None, timeout: float | None = None) -> Any:
         _, future = self.request(method, params)
-        return await future
+        async with asyncio.timeout(timeout):
+            return await future
 
     def cancel(self, msg_id: int | str) -> None:
         self.notify("$/cancelRequest", {"id": msg_id})
 
     # --- receiving ---------------------------------------------------------------------------
 
+    async def _read_message(self) -> dict[str, Any] | None:
+        """The next message from the server; None at the end of its output."""
+        length = 0
+        while True:
+            line = await self._reader.readline()
+            if not line:
+                return None
+            if line in (b"\r\n", b"\n"):
+                break
+            name, _, value = line.decode("ascii", "replace").partition(":")
+            if name.strip().lower() == "content-length":
+                length = int(value.strip())
+        message: dict[str, Any] = json.loads(await self._reader.readexactly(length))
+        return message
+
     async def _read_loop(self) -> None:
         try:
-            while True:
-                length = 0
-                while True:
-                    line = await self._reader.readline()
-                    if not line:
-                        return
-                    if line in (b"\r\n", b"\n"):
-                        break
-                    name, _, value = line.decode("ascii", "replace").partition(":")
-                    if name.strip().lower() == "content-length":
-                        length = int(value.strip())
-                body = await self._reader.readexactly(length)
-                self._dispatch(json.loads(body))
+            while (message := await self._read_message()) is not None:
+                self._dispatch(message)
         except (asyncio.IncompleteReadError, ConnectionError):
             return
         finally:
