@@ -15,39 +15,18 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
-import attrs
 from lsprotocol import types as lsp
 from pygls.protocol import default_converter
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import register_lsp_features
 from pytest_lsp.protocol import LanguageClientProtocol
 
+from agent_host.server.app import RawNotification, RawRequest, RawResponse
+
 from .support import WAIT
 
 API_KEY = "sk-test-DISTINCTIVE-key-6f1e2d3c4b5a"
 SERVER = [sys.executable, "-m", "agent_host", "serve"]
-
-
-@attrs.define
-class RawNotification:
-    method: str
-    jsonrpc: str
-    params: Any = None
-
-
-@attrs.define
-class RawRequest:
-    id: int | str
-    method: str
-    jsonrpc: str
-    params: Any = None
-
-
-@attrs.define
-class RawResponse:
-    id: int | str
-    jsonrpc: str
-    result: Any = None
 
 
 class AgentTestProtocol(LanguageClientProtocol):
