@@ -3,13 +3,15 @@ json.loads on awkward strings."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 
 import pytest
 
+from agent_host.model import stream
 from agent_host.model.errors import ModelError
-from agent_host.model.stream import read_response
+from agent_host.model.stream import batched, read_response
 
 AWKWARD = [
     "plain",
@@ -80,3 +82,30 @@ async def test_a_stream_without_completion_is_an_error() -> None:
     delta = {"type": "response.output_text.delta", "delta": "x"}
     with pytest.raises(ModelError, match="ended before the response was complete"):
         await read_response(lines([delta]), Sink())
+
+
+async def test_a_background_stream_is_read_in_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``batched`` passes every line on, in order, and pauses only once it has
+    caught up with the network, not after every line."""
+    pauses: list[int] = []  # how many lines had come when the reader paused
+    seen: list[str] = []
+
+    async def pause(seconds: float) -> None:
+        assert seconds == 0.25
+        pauses.append(len(seen))
+
+    monkeypatch.setattr(stream.anyio, "sleep", pause)
+
+    async def network() -> AsyncIterator[str]:
+        for burst in range(3):
+            await asyncio.sleep(0.005)  # nothing buffered: the reader waits
+            for n in range(20):  # then a burst that needs no waiting
+                yield f"{burst}.{n}"
+
+    async for line in batched(network(), 0.25):
+        seen.append(line)
+    assert seen == [f"{b}.{n}" for b in range(3) for n in range(20)]
+    # After the first line of each burst (it had to wait); a line of a burst
+    # only on the rare occasion the machine stalled in the middle of it.
+    assert {1, 21, 41} <= set(pauses)
+    assert len(pauses) < 15

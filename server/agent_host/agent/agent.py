@@ -111,8 +111,12 @@ class Agent:
         history: History | None = None,
         tools: ToolBox | None = None,
         approver: Approver | None = None,
+        background: bool = False,
     ) -> None:
         self._task_group = task_group
+        # Nobody watches a background agent (an auxiliary job): its model
+        # streams are read in batches, so they do not delay the ones watched.
+        self.background = background
         self._approver = approver
         self._allowances = Allowances()
         self._model = model
@@ -172,16 +176,16 @@ class Agent:
     def busy(self) -> bool:
         return self._current is not None or bool(self._queue)
 
-    def fork(self) -> Agent:
+    def fork(self, *, background: bool = False) -> Agent:
         """A new agent with this conversation up to its last committed step
         and the same settings. The two share their history segments."""
         self._check_running()
-        return self._sibling(self._history.fork())
+        return self._sibling(self._history.fork(), background)
 
-    def spawn(self) -> Agent:
+    def spawn(self, *, background: bool = False) -> Agent:
         """A clean sibling: no history; same configuration, workspace and settings."""
         self._check_running()
-        return self._sibling(History())
+        return self._sibling(History(), background)
 
     def snapshot(self) -> dict[str, Any]:
         """JSON-serialisable state from which ``Agent.resume`` restores the conversation."""
@@ -229,7 +233,7 @@ class Agent:
         if self._stopping:
             raise AgentStopped()
 
-    def _sibling(self, history: History) -> Agent:
+    def _sibling(self, history: History, background: bool) -> Agent:
         return Agent(
             self._task_group,
             self._model,
@@ -240,6 +244,7 @@ class Agent:
             history=history,
             tools=self._tools,
             approver=self._approver,
+            background=background,
         )
 
     def _emit(self, event: AgentEvent) -> None:
@@ -374,6 +379,7 @@ class _TurnRun:
                 instructions=agent._instructions,
                 effort=agent.settings.effort,
                 fast_mode=agent.settings.fast_mode,
+                background=agent.background,
             )
             response = await agent._model.stream(request, self)
             self.usage = self.usage + response.usage

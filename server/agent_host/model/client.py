@@ -21,7 +21,7 @@ import anyio
 
 from agent_host.config import ModelConfig
 from agent_host.model.errors import ModelError
-from agent_host.model.stream import read_response
+from agent_host.model.stream import batched, read_response
 from agent_host.model.types import ModelRequest, ModelResponse, StreamSink
 from agent_host.redaction import redact
 
@@ -30,6 +30,11 @@ if TYPE_CHECKING:
     import openai
 
 _import_lock = threading.Lock()
+
+# How long a background stream (an auxiliary job's) waits between batches: it
+# costs such a job at most this much at its end, and spares the turn the user
+# watches hundreds of loop wake-ups a second per job.
+BACKGROUND_PAUSE = 0.03
 
 
 def warm_up() -> None:
@@ -152,7 +157,7 @@ class ResponsesClient:
         attempts = max(1, self.config.max_attempts)
         for attempt in range(1, attempts + 1):
             try:
-                return await self._attempt(body, sink)
+                return await self._attempt(body, sink, background=request.background)
             except ModelError as raw:
                 error = self._redacted(raw)
                 if not error.retryable or attempt == attempts:
@@ -179,7 +184,9 @@ class ResponsesClient:
         delay: float = self.config.retry_base_delay * 2.0 ** (attempt - 1)
         return min(delay * (1 + random.random() * 0.1), self.config.retry_max_delay)
 
-    async def _attempt(self, body: dict[str, Any], sink: StreamSink) -> ModelResponse:
+    async def _attempt(
+        self, body: dict[str, Any], sink: StreamSink, *, background: bool = False
+    ) -> ModelResponse:
         client = await self._client()
         import httpx2
         import openai
@@ -194,6 +201,8 @@ class ResponsesClient:
                 model=model, stream=True, extra_body=rest
             ) as response:
                 lines = response.http_response.aiter_lines()
+                if background:
+                    lines = batched(lines, BACKGROUND_PAUSE)
                 result = await read_response(lines, sink)
                 # Read to the end of the body (the chunked terminator): only a
                 # fully read response gives its connection back to the pool.

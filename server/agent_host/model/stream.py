@@ -9,9 +9,12 @@ a dispatch on ``type`` is all we need, and nothing else of the SDK changes.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import AsyncIterator
 from json.decoder import scanstring  # type: ignore[attr-defined]
 from typing import Any
+
+import anyio
 
 from agent_host.model.errors import ModelError
 from agent_host.model.types import Item, ModelResponse, StreamSink, Usage
@@ -22,6 +25,30 @@ _DELTA_KEY = '"delta":"'
 _REASONING_DELTAS = frozenset(
     {"response.reasoning_summary_text.delta", "response.reasoning_text.delta"}
 )
+# A line that took longer than this to come had to wait for the network.
+_CAUGHT_UP = 0.0002
+
+
+async def batched(lines: AsyncIterator[str], pause: float) -> AsyncIterator[str]:
+    """The same lines, read in batches: each time the reader has caught up with
+    the network, it waits ``pause`` before reading on.
+
+    For streams nobody watches (auxiliary jobs): what arrives meanwhile is then
+    handled in one go, instead of waking the event loop for every event — a
+    fast stream's events come a few milliseconds apart, and 16 of them would
+    otherwise delay the stream the user is reading.
+    """
+    clock = time.perf_counter
+    while True:
+        asked = clock()
+        try:
+            line = await anext(lines)
+        except StopAsyncIteration:
+            return
+        caught_up = clock() - asked > _CAUGHT_UP
+        yield line
+        if caught_up:
+            await anyio.sleep(pause)
 
 
 async def read_response(lines: AsyncIterator[str], sink: StreamSink) -> ModelResponse:

@@ -52,6 +52,8 @@ class ModelRequest:
     instructions: str
     effort: Effort
     fast_mode: bool
+    # Nobody watches the stream (an auxiliary job): it may be read in batches.
+    background: bool = False
 
 
 @dataclass(frozen=True, slots=True)

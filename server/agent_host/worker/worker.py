@@ -302,7 +302,10 @@ class PaneWorker:
             job.completion.set(AuxiliaryFailed(PANE_UNAVAILABLE))
             return
         try:
-            isolated = agent.fork() if job.context == "conversation" else agent.spawn()
+            if job.context == "conversation":
+                isolated = agent.fork(background=True)
+            else:
+                isolated = agent.spawn(background=True)
         except AgentError as exc:
             job.completion.set(AuxiliaryFailed(str(exc)))
             return
