@@ -35,14 +35,15 @@ class AgentTestProtocol(LanguageClientProtocol):
         self._server.withdrawn.append(msg_id)  # type: ignore[attr-defined]
         super()._handle_cancel_notification(msg_id)
 
-    def get_message_type(self, method: str) -> Any:
+    # pygls caches these per method (lru_cache); a plain method overrides that.
+    def get_message_type(self, method: str) -> type[Any] | None:  # type: ignore[override]
         if method == "agent/event":
             return RawNotification
         if method == "agent/requestApproval":
             return RawRequest
         return super().get_message_type(method)
 
-    def get_result_type(self, method: str) -> Any:
+    def get_result_type(self, method: str) -> type[Any] | None:  # type: ignore[override]
         if method.startswith("agent/"):
             return RawResponse
         return super().get_result_type(method)

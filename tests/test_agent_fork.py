@@ -17,7 +17,7 @@ from .support import WAIT, EventLog, running_agent
 
 
 def texts(body: dict[str, Any]) -> list[str]:
-    out = []
+    out: list[str] = []
     for item in body["input"]:
         if item["type"] == "message":
             out.extend(part.get("text", "") for part in item["content"])

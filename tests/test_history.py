@@ -12,7 +12,7 @@ def test_commit_and_order() -> None:
     history.commit([item(1), item(2)])
     history.commit([])
     history.commit([item(3)])
-    assert [i["content"][0]["text"] for i in history.items()] == ["1", "2", "3"]  # type: ignore[index]
+    assert [i["content"][0]["text"] for i in history.items()] == ["1", "2", "3"]
     assert len(history) == 3
 
 

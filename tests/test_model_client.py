@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import socket
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import anyio
@@ -88,7 +89,7 @@ async def test_broken_streams_end_in_a_readable_failure(tmp_path: Path, reply: s
         FakeModel() as fake,
         running_agent(fake.base_url, tmp_path, max_attempts=2) as (agent, _),
     ):
-        make = {
+        make: Callable[[], Reply] = {
             "malformed": lambda: Reply.malformed(after=3),
             "error_event": lambda: Reply.error_event("the engine exploded", code="server_error"),
             "failed": lambda: Reply.failed("the engine exploded", code="server_error"),

@@ -37,6 +37,7 @@ async def error_of(client: AgentClient, method: str, params: Any) -> JsonRpcExce
 async def test_initialize_advertises_agent_host(client: AgentClient) -> None:
     assert client.init_result is not None
     experimental = client.init_result.capabilities.experimental
+    assert experimental is not None
     agent_host = experimental["agentHost"]
     assert agent_host["protocolVersion"] == 1 and agent_host["maxForks"] == 1
     assert agent_host["efforts"] == ["none", "minimal", "low", "medium", "high", "xhigh"]
@@ -81,8 +82,10 @@ async def test_submit_with_client_token_reports_progress(
     kinds = [type(v).__name__ for v in values]
     assert kinds[0] == "WorkDoneProgressBegin" and kinds[-1] == "WorkDoneProgressEnd"
     assert kinds.count("WorkDoneProgressBegin") == 1 and kinds.count("WorkDoneProgressEnd") == 1
-    assert values[0].cancellable is True and values[0].title.startswith("Agent: fix it")
-    messages = [v.message for v in values if type(v).__name__ == "WorkDoneProgressReport"]
+    begin = values[0]
+    assert isinstance(begin, lsp.WorkDoneProgressBegin)
+    assert begin.cancellable is True and begin.title.startswith("Agent: fix it")
+    messages = [v.message for v in values if isinstance(v, lsp.WorkDoneProgressReport)]
     assert "Running `pytest -q || true`" in messages
     assert "Editing app.py" in messages
     assert "Writing answer" in messages
@@ -98,9 +101,9 @@ async def test_submit_without_token_uses_a_server_created_one(
     created = set(client.progress_reports) - before
     assert len(created) == 1
     values = client.progress_reports[created.pop()]
-    assert type(values[0]).__name__ == "WorkDoneProgressBegin"
-    assert type(values[-1]).__name__ == "WorkDoneProgressEnd"
-    assert values[-1].message == "Done"
+    assert isinstance(values[0], lsp.WorkDoneProgressBegin)
+    end = values[-1]
+    assert isinstance(end, lsp.WorkDoneProgressEnd) and end.message == "Done"
 
 
 async def test_context_selection_reaches_the_model(
@@ -214,8 +217,8 @@ async def test_work_done_progress_cancel(client: AgentClient, fake: FakeModelThr
     result = await asyncio.wait_for(asyncio.wrap_future(future), WAIT)
     assert result["status"] == "cancelled"
     values = client.progress_reports["tok-c"]
-    assert type(values[-1]).__name__ == "WorkDoneProgressEnd"
-    assert values[-1].message == "Cancelled"
+    end = values[-1]
+    assert isinstance(end, lsp.WorkDoneProgressEnd) and end.message == "Cancelled"
 
 
 # --- 4. agent/cancel -----------------------------------------------------------------------
@@ -446,7 +449,7 @@ async def test_shutdown_with_turns_in_flight(client: AgentClient, fake: FakeMode
     for future in (running, queued):
         assert future.result()["status"] == "cancelled"
     assert not [pid for pid in pids if pid_alive(pid)]
-    assert client._server.returncode == 0
+    assert client._server is not None and client._server.returncode == 0
 
 
 async def test_the_api_key_never_travels(client: AgentClient, fake: FakeModelThread) -> None:

@@ -7,9 +7,9 @@ import asyncio
 import json
 from collections.abc import AsyncIterator
 
+import anyio
 import pytest
 
-from agent_host.model import stream
 from agent_host.model.errors import ModelError
 from agent_host.model.stream import batched, read_response
 
@@ -79,7 +79,7 @@ async def test_a_broken_delta_is_a_stream_error() -> None:
 
 
 async def test_a_stream_without_completion_is_an_error() -> None:
-    delta = {"type": "response.output_text.delta", "delta": "x"}
+    delta: dict[str, object] = {"type": "response.output_text.delta", "delta": "x"}
     with pytest.raises(ModelError, match="ended before the response was complete"):
         await read_response(lines([delta]), Sink())
 
@@ -94,7 +94,7 @@ async def test_a_background_stream_is_read_in_batches(monkeypatch: pytest.Monkey
         assert seconds == 0.25
         pauses.append(len(seen))
 
-    monkeypatch.setattr(stream.anyio, "sleep", pause)
+    monkeypatch.setattr(anyio, "sleep", pause)
 
     async def network() -> AsyncIterator[str]:
         for burst in range(3):

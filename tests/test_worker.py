@@ -4,7 +4,7 @@ then the fixes over the reference and the new commands."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterable, AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -100,7 +100,7 @@ def new_agent(group: anyio.abc.TaskGroup, transport: PendingTransport, root: Pat
     return Agent(group, client, AgentConfig(workspace=root, model=client.config))
 
 
-async def drain(events: MemoryObjectReceiveStream[AgentEvent], closed: anyio.Event) -> None:
+async def drain(events: AsyncIterable[AgentEvent], closed: anyio.Event) -> None:
     async for _ in events:
         pass
     closed.set()

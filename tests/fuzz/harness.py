@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import json
 import os
 import signal
@@ -351,7 +352,8 @@ def initialize(server: RawServer) -> dict[str, Any]:
     response = server.call("initialize", initialize_params(server), timeout=START_WAIT)
     assert "result" in response, f"initialize failed: {response}"
     server.notify("initialized", {})
-    return response["result"]
+    result: dict[str, Any] = response["result"]
+    return result
 
 
 PROBE = ("agent/setThinking", {"effort": "low"}, {"pane": "main", "effort": "low"})
@@ -453,6 +455,9 @@ class Case:
     def _new_violations(self) -> bool:
         return len(self.server.got.violations) > self._violations
 
+    def _settled(self, sent: Sent) -> bool:
+        return self._answered(sent) or self.server.got.eof
+
     def finish(self, timeout: float = WAIT, *, settle: float | None = None) -> None:
         """Wait for every response, then check. With ``settle``, probe first and
         then give the requests only ``settle`` seconds more: for requests the
@@ -466,7 +471,7 @@ class Case:
         else:
             for sent in self.sent:
                 server.wait_until(
-                    lambda sent=sent: self._answered(sent) or server.got.eof,
+                    functools.partial(self._settled, sent),
                     f"response to {str(sent.message)[:200]}",
                     timeout,
                 )

@@ -17,7 +17,7 @@ import functools
 import json
 import re
 import urllib.parse
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -470,9 +470,9 @@ ID_KINDS = ("int", "str", "null", "float", "bool", "object", "array")
 # --- known defects (see the module docstring) --------------------------------------------
 
 
-def _walk(value: Any, depth: int = 0) -> Any:
+def _walk(value: Any, depth: int = 0) -> Iterator[tuple[int, Any]]:
     """Yield (depth, value) for every value inside ``value``."""
-    stack = [(depth, value)]
+    stack: list[tuple[int, Any]] = [(depth, value)]
     while stack:
         d, v = stack.pop()
         yield d, v
@@ -496,7 +496,7 @@ def nested_jsonrpc_key(message: Any) -> bool:
 
 
 def nesting_depth(message: Any) -> int:
-    return max(d for d, _ in _walk(message))
+    return max(depth for depth, _ in _walk(message))
 
 
 def too_deep(message: Any) -> bool:
@@ -712,7 +712,7 @@ def in_sync_garbage(draw: st.DrawFn) -> tuple[bytes, str | None]:
         )
     )
     msg_id = junk_id(n)
-    request = {"jsonrpc": "2.0", "id": msg_id, "method": "agent/setThinking"}
+    request: dict[str, Any] = {"jsonrpc": "2.0", "id": msg_id, "method": "agent/setThinking"}
     request["params"] = {"effort": "low"}
     if kind == "not-json":
         body = draw(

@@ -314,6 +314,7 @@ def surrogate_text() -> st.SearchStrategy[str]:
 @example(text="\ud800", where="prompt")
 @given(text=surrogate_text(), where=st.sampled_from(["prompt", "selection", "documents", "steer"]))
 def test_d10_lone_surrogate_does_not_poison_the_pane(live: Live, text: str, where: str) -> None:
+    params: dict[str, Any]
     if where == "steer":
         method, params = "agent/steer", {"prompt": text}
     else:

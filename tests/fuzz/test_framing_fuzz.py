@@ -9,6 +9,7 @@ see test_defects.py, D13.)
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -82,7 +83,7 @@ def test_any_garbage_then_end_of_input_stops_the_server_in_order(
             initialize(server)
         server.send_raw(garbage)
         if then_valid:
-            good = {"jsonrpc": "2.0", "id": "after", "method": "agent/setThinking"}
+            good: dict[str, Any] = {"jsonrpc": "2.0", "id": "after", "method": "agent/setThinking"}
             good["params"] = {"effort": "low"}
             server.send_raw(frame(encode(good)))
         server.close_input()

@@ -6,6 +6,7 @@ the exit code docs/protocol.md ("Shutdown") gives, every request answered once.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -237,7 +238,7 @@ def _submit_result(params: dict[str, Any]) -> Check:
 
 # --- initialize with params of every shape ---------------------------------------------
 
-OPTION_FIELDS = {
+OPTION_FIELDS: dict[str, Callable[[Any], bool]] = {
     "model": lambda v: v is None or isinstance(v, str),
     "baseUrl": lambda v: v is None or isinstance(v, str),
     "effort": lambda v: v is None or (isinstance(v, str) and v in EFFORTS),
