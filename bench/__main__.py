@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--profile",
         choices=("first-delta", "throughput", "cancel", "load", "startup"),
-        help="profile agent-host's server during this figure (py-spy; startup: -X importtime) "
+        help="profile agentls's server during this figure (py-spy; startup: -X importtime) "
         "instead of a full run",
     )
     args = parser.parse_args(argv)

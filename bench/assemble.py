@@ -57,7 +57,7 @@ def assemble(run: Run) -> Results:
         "python": sys.version.split()[0],
         "commit": _commit(),
         "versions": {
-            "agent-host": _version("agent-host"),
+            "agentls": _version("agentls"),
             "pygls": _version("pygls"),
             "lsprotocol": _version("lsprotocol"),
             "openai": _version("openai"),
@@ -261,7 +261,7 @@ def _first_delta(run: Run, results: Results, codex_na: str | None) -> None:
         "first-delta",
         "First-delta latency",
         "the fake writes the first `response.output_text.delta` → the client has it "
-        "(agent-host: the `agent/event` message.delta; Codex: `item/agentMessage/delta`; "
+        "(agentls: the `agent/event` message.delta; Codex: `item/agentMessage/delta`; "
         "SDK: the first delta event / line). The first delta comes 20 ms after the "
         "request, the rest 2 ms apart.",
     )
@@ -365,7 +365,7 @@ def _cancel(run: Run, results: Results, codex_na: str | None) -> None:
         "cancel",
         "Cancel latency",
         "a turn whose `exec_command` runs `sh -c 'sleep 300; true' & sleep 300; wait` "
-        "(a child and a grandchild sleep); once both sleeps run: agent-host "
+        "(a child and a grandchild sleep); once both sleeps run: agentls "
         "`$/cancelRequest` on the submit → the cancelled result; Codex `turn/interrupt` → "
         "`turn/completed` (status interrupted). Then /proc: is every process of the turn "
         "dead when the result arrives?",
@@ -548,7 +548,7 @@ def _load(run: Run, results: Results) -> None:
     fig.add(metric, OURS, "ms", load["first_delta"])
     unloaded = run.raw.get("first_delta", {}).get(OURS)
     if unloaded:
-        fig.add(metric, "agent-host, no load", "ms", unloaded)
+        fig.add(metric, "agentls, no load", "ms", unloaded)
     fig.add("submit → model request", OURS, "ms", load["submit"])
     fig.notes.append(
         f"{load['aux_jobs_started']} auxiliary jobs started ({load['aux_requests']} model "

@@ -1,5 +1,5 @@
 """The startup floor: a pygls 2 language server that only answers ``initialize``
-(and ``shutdown``/``exit``), started the same way as agent-host."""
+(and ``shutdown``/``exit``), started the same way as agentls."""
 
 from pygls.lsp.server import LanguageServer
 

@@ -20,10 +20,10 @@ from pathlib import Path
 
 import anyio
 
-from agent_host.agent.agent import Agent
-from agent_host.config import AgentConfig, ModelConfig
-from agent_host.model.client import ResponsesClient
-from agent_host.testing.fake_model import FakeModel, Reply
+from agentls.agent.agent import Agent
+from agentls.config import AgentConfig, ModelConfig
+from agentls.model.client import ResponsesClient
+from agentls.testing.fake_model import FakeModel, Reply
 
 
 def _sleepers(marker: str) -> int:

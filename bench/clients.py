@@ -1,8 +1,8 @@
 """The driver's side of the wire: JSON-RPC clients that timestamp every message.
 
-Both are ``agent_host.client.rpc.RpcClient`` with a stamp taken as each message
+Both are ``agentls.client.rpc.RpcClient`` with a stamp taken as each message
 is dispatched. ``LspClient`` speaks LSP framing (``Content-Length``) to
-agent-host and to the bare pygls server; ``JsonlClient`` speaks Codex's
+agentls and to the bare pygls server; ``JsonlClient`` speaks Codex's
 app-server framing: one JSON object per line, JSON-RPC 2.0 without the
 ``"jsonrpc"`` member. Stamps are ``time.perf_counter_ns()`` (CLOCK_MONOTONIC).
 """
@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, Self
 
-from agent_host.client.rpc import RpcClient, RpcError
+from agentls.client.rpc import RpcClient, RpcError
 
 Listener = Callable[[dict[str, Any], int], None]
 
@@ -24,7 +24,7 @@ __all__ = ["JsonlClient", "Listener", "LspClient", "RpcError"]
 
 
 class LspClient(RpcClient):
-    """agent-host's own RPC client, with listeners and the time each message arrived."""
+    """agentls's own RPC client, with listeners and the time each message arrived."""
 
     def __init__(self, process: asyncio.subprocess.Process) -> None:
         super().__init__(process)

@@ -26,7 +26,7 @@ from typing import Any
 from bench.clients import JsonlClient
 
 VERSION = "0.169.0"
-CACHE = Path(os.environ.get("AGENT_HOST_BENCH_CACHE", Path.home() / ".cache" / "agent-host-bench"))
+CACHE = Path(os.environ.get("AGENTLS_BENCH_CACHE", Path.home() / ".cache" / "agentls-bench"))
 PREFIX = CACHE / "codex"
 MODEL = "gpt-5.5"  # a model Codex 0.169 knows (no "fallback metadata" warning)
 
@@ -212,7 +212,7 @@ class CodexSession:
         session = cls(client, workspace)
         try:
             msg_id, future = client.request(
-                "initialize", {"clientInfo": {"name": "agent_host_bench", "version": "0"}}
+                "initialize", {"clientInfo": {"name": "agentls_bench", "version": "0"}}
             )
             async with asyncio.timeout(60):
                 await future

@@ -1,4 +1,4 @@
-"""In-process figures on agent-host's agent core: fork cost and history memory.
+"""In-process figures on agentls's agent core: fork cost and history memory.
 
 Run by the driver as a fresh subprocess (``python bench/core_worker.py ...``)
 so that its RSS is not the driver's; prints one JSON object. Conversations are
@@ -21,10 +21,10 @@ from typing import Any
 
 import anyio
 
-from agent_host.agent.agent import Agent, user_message
-from agent_host.agent.history import History
-from agent_host.config import AgentConfig, ModelConfig
-from agent_host.model.client import ResponsesClient
+from agentls.agent.agent import Agent, user_message
+from agentls.agent.history import History
+from agentls.config import AgentConfig, ModelConfig
+from agentls.model.client import ResponsesClient
 
 _WORDS = [
     *("the", "quick", "brown", "fox", "jumps", "over", "the", "lazy", "dog"),

@@ -1,7 +1,7 @@
 """The fake Responses server of a benchmark run, on the driver's own event loop.
 
-Every contestant (agent-host, Codex, the SDK baselines) talks to one
-:class:`~agent_host.testing.fake_model.FakeModel`. A request is answered by
+Every contestant (agentls, Codex, the SDK baselines) talks to one
+:class:`~agentls.testing.fake_model.FakeModel`. A request is answered by
 the tag in its last user message, ``[bench:KIND:N]``: the figure registers a
 reply factory for ``KIND`` and later finds the request of repetition ``N`` by
 its tag, with the fake's own timestamps (``t_arrival_ns``,
@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from agent_host.testing.fake_model import RESPONSES_PATHS, FakeModel, RecordedRequest, Reply
+from agentls.testing.fake_model import RESPONSES_PATHS, FakeModel, RecordedRequest, Reply
 
 _TAG = re.compile(r"\[bench:([a-z0-9_-]+):(\d+)\]")
 

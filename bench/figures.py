@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent_host.testing.fake_model import Reply
+from agentls.testing.fake_model import Reply
 from bench import codex as codex_peer
 from bench import procs
-from bench.agenthost import BARE_PYGLS, AgentHostSession
+from bench.agentls_server import BARE_PYGLS, AgentlsServer
 from bench.clients import RpcError
 from bench.core_worker import steps as core_steps
 from bench.fakehub import FakeHub, tag
@@ -218,7 +218,7 @@ class Run:
                 await self._timed("imports", self.imports())
                 await self._timed("startup", self.startup())
             if self.wants_session():
-                await self._timed("agent-host session", self.ours())
+                await self._timed("agentls session", self.ours())
                 if self.codex_path is not None:
                     await self._timed("codex session", self._codex_guarded(self.codex()))
                 await self._timed("sdk baselines", self.sdk())
@@ -244,7 +244,7 @@ class Run:
     async def imports(self) -> None:
         """Import costs in a fresh interpreter (context for the start-up figure)."""
         out: dict[str, list[float]] = {}
-        modules = ("lsprotocol.types", "pygls.lsp.server", "openai", "agent_host.server.app")
+        modules = ("lsprotocol.types", "pygls.lsp.server", "openai", "agentls.server.app")
         for module in modules if self.sizes.import_reps else ():
             code = (
                 "import time; t = time.perf_counter(); import "
@@ -267,10 +267,10 @@ class Run:
         counter = itertools.count(BASE[OURS])
         for rep in range(sizes.startup_reps):
             last = rep == sizes.startup_reps - 1
-            # agent-host, then its first turn: at once, or as a user would, a second later.
+            # agentls, then its first turn: at once, or as a user would, a second later.
             ws = self.workspace()
-            session = await AgentHostSession.start(
-                self.hub.base_url, ws, self.stderr_file("agent-host-startup"), home=self.home
+            session = await AgentlsServer.start(
+                self.hub.base_url, ws, self.stderr_file("agentls-startup"), home=self.home
             )
             startup[OURS].append((session.t_initialized_ns - session.client.t_spawn_ns) / 1e6)
             delay = "after 1 s" if rep % 2 else "now"
@@ -286,7 +286,7 @@ class Run:
             await session.close()
 
             ws = self.workspace()
-            bare = await AgentHostSession.start(
+            bare = await AgentlsServer.start(
                 self.hub.base_url,
                 ws,
                 self.stderr_file("bare-pygls"),
@@ -342,12 +342,12 @@ class Run:
         self.codex_request_count += len(new)
         self.codex_requests += FakeHub.foreign(new)
 
-    # --- agent-host: one long session ------------------------------------------------------------
+    # --- agentls: one long session ------------------------------------------------------------
 
     async def ours(self) -> None:
         ws = self.workspace()
-        session = await AgentHostSession.start(
-            self.hub.base_url, ws, self.stderr_file("agent-host"), home=self.home
+        session = await AgentlsServer.start(
+            self.hub.base_url, ws, self.stderr_file("agentls"), home=self.home
         )
         try:
             await session.run_turn(f"{tag('warm', 0)} warm up")  # the SDK import, connections
@@ -379,7 +379,7 @@ class Run:
         finally:
             await stop()
 
-    async def ours_first_delta(self, session: AgentHostSession) -> None:
+    async def ours_first_delta(self, session: AgentlsServer) -> None:
         first: list[float] = []
         submit: list[float] = []
         for i in range(self.sizes.first_delta_reps):
@@ -393,7 +393,7 @@ class Run:
         self.raw.setdefault("first_delta", {})[OURS] = first
         self.raw.setdefault("submit", {})[OURS] = submit
 
-    async def ours_throughput(self, session: AgentHostSession) -> None:
+    async def ours_throughput(self, session: AgentlsServer) -> None:
         rows = []
         for i in range(self.sizes.throughput_reps):
             n = BASE[OURS] + i
@@ -414,7 +414,7 @@ class Run:
             )
         self.raw.setdefault("throughput", {})[OURS] = rows
 
-    async def ours_cancel(self, session: AgentHostSession) -> None:
+    async def ours_cancel(self, session: AgentlsServer) -> None:
         rows = []
         for i in range(self.sizes.cancel_reps):
             n = BASE[OURS] + i
@@ -455,7 +455,7 @@ class Run:
                 procs.kill_all(procs.marked(marker))
         self.raw.setdefault("cancel", {})[OURS] = rows
 
-    async def ours_load(self, session: AgentHostSession) -> None:
+    async def ours_load(self, session: AgentlsServer) -> None:
         sizes = self.sizes
         counter = itertools.count(BASE["load"] + 10_000)
         inflight: dict[int, asyncio.Future[Any]] = {}
@@ -512,7 +512,7 @@ class Run:
             "seconds": elapsed,
         }
 
-    async def ours_fork_rpc(self, session: AgentHostSession) -> None:
+    async def ours_fork_rpc(self, session: AgentlsServer) -> None:
         """``agent/fork`` round trips on conversations of N items, each made by one
         turn whose answer has N output items."""
         out: dict[str, list[float]] = {}

@@ -6,7 +6,7 @@ import os
 import signal
 from collections.abc import Iterable
 
-from agent_host.tools.processes import alive
+from agentls.tools.processes import alive
 
 __all__ = ["alive", "command", "cpu_seconds", "kill_all", "marked", "rss_bytes"]
 

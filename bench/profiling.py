@@ -1,12 +1,12 @@
-"""Where agent-host's server spends its time during one figure.
+"""Where agentls's server spends its time during one figure.
 
 ``python -m bench --profile FIGURE`` (``make bench-profile FIGURE=...``) runs
-that figure for agent-host alone with py-spy attached to the server process
+that figure for agentls alone with py-spy attached to the server process
 (``py-spy record --format raw --function``), then ranks the samples:
 
-* by the deepest agent-host frame of each sample and the function that was
+* by the deepest agentls frame of each sample and the function that was
   actually running (``relay._forward → json.dumps``);
-* by inclusive share of each agent-host function;
+* by inclusive share of each agentls function;
 * by the leaf function (self time), whatever its package.
 
 ``--profile cancel`` adds a cProfile of the cancel path alone, in-process
@@ -54,7 +54,7 @@ def short(frame: str) -> str:
     if path.startswith("<"):
         return f"{path.strip('<>')}.{func}"
     parts = list(Path(path).with_suffix("").parts)
-    for anchor in ("site-packages", "agent_host"):
+    for anchor in ("site-packages", "agentls"):
         if anchor in parts:
             index = parts.index(anchor)
             parts = parts[index + 1 :] if anchor == "site-packages" else parts[index:]
@@ -64,7 +64,7 @@ def short(frame: str) -> str:
 
 
 def ours(name: str) -> bool:
-    return name.startswith("agent_host.")
+    return name.startswith("agentls.")
 
 
 def summarize(raw: Path, title: str) -> str:
@@ -90,7 +90,7 @@ def summarize(raw: Path, title: str) -> str:
         if depth is not None and depth + 1 < len(frames):
             entries[f"{owner} → {frames[depth + 1]}"] += count
         if owner is None:
-            pairs[f"(no agent-host frame) → {leaf}"] += count
+            pairs[f"(no agentls frame) → {leaf}"] += count
         elif owner == leaf:
             pairs[f"{owner} (itself)"] += count
         else:
@@ -107,13 +107,13 @@ def summarize(raw: Path, title: str) -> str:
             title,
             f"{total} samples (py-spy, --function; a sample is one running thread)",
             "",
-            "Deepest agent-host frame → the function running (where the CPU went, and who asked):",
+            "Deepest agentls frame → the function running (where the CPU went, and who asked):",
             *table(pairs, 25),
             "",
-            "Deepest agent-host frame → the call it made into a library (inclusive):",
+            "Deepest agentls frame → the call it made into a library (inclusive):",
             *table(entries, 15),
             "",
-            "agent-host functions, inclusive:",
+            "agentls functions, inclusive:",
             *table(inclusive, 25),
             "",
             "Leaf functions (self time), any package:",
@@ -163,7 +163,7 @@ def profile(figure: str, sizes: Sizes, scratch: Path, out_dir: Path) -> int:
         for t in f.targets
     )
     title = (
-        f"Profile of agent-host's server during the {figure} figure "
+        f"Profile of agentls's server during the {figure} figure "
         f"({time.strftime('%Y-%m-%d %H:%M')}, commit {results.meta.get('commit')}). "
         "Measured while profiled (py-spy slows the server):\n" + measured
     )
@@ -242,8 +242,8 @@ def _recorder(
 
 
 async def _importtime(scratch: Path) -> str:
-    """Which imports agent-host pays for before it can answer ``initialize``."""
-    from bench.agenthost import SERVE, AgentHostSession
+    """Which imports agentls pays for before it can answer ``initialize``."""
+    from bench.agentls_server import SERVE, AgentlsServer
     from bench.fakehub import FakeHub
 
     log = scratch / "importtime.log"
@@ -251,7 +251,7 @@ async def _importtime(scratch: Path) -> str:
     ws.mkdir(parents=True, exist_ok=True)
     async with FakeHub() as hub:
         with log.open("wb") as stderr:
-            session = await AgentHostSession.start(
+            session = await AgentlsServer.start(
                 hub.base_url,
                 ws,
                 stderr,
@@ -274,7 +274,7 @@ async def _importtime(scratch: Path) -> str:
         by_package[name.strip().split(".")[0]] += self_us
     later = sorted(((c, n.strip()) for _, c, n in after if not n[1:].startswith(" ")), reverse=True)
     lines = [
-        "Startup profile: `python -X importtime -m agent_host serve` until `initialize` "
+        "Startup profile: `python -X importtime -m agentls serve` until `initialize` "
         f"is answered ({spawn_to_init:.0f} ms under importtime, which slows imports; "
         f"{time.strftime('%Y-%m-%d %H:%M')}, commit {_commit()}).",
         f"Before initialize: {len(rows)} modules, {total_self / 1000:.0f} ms of import time.",

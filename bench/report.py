@@ -30,7 +30,7 @@ def markdown(results: Results) -> str:
         "# Benchmark results",
         "",
         f"Run {meta.get('date')} ({meta.get('mode')} run) on {meta.get('machine')}; "
-        f"Python {meta.get('python')}; agent-host at commit {meta.get('commit')}. Versions: "
+        f"Python {meta.get('python')}; agentls at commit {meta.get('commit')}. Versions: "
         + ", ".join(f"{k} {v}" for k, v in meta.get("versions", {}).items())
         + ".",
         "",
@@ -118,7 +118,7 @@ def _figure_table(figure: Figure) -> list[str]:
         "",
         f"Measured as: {figure.measured_as}",
         "",
-        "| metric | contestant | n | p50 | p90 | p99 | unit | agent-host ÷ this (p50) |",
+        "| metric | contestant | n | p50 | p90 | p99 | unit | agentls ÷ this (p50) |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for series in figure.series:
@@ -180,7 +180,7 @@ def plot(results: Results, path: Path) -> str | None:
         "bare pygls": "#718096",
         "openai SDK, typed events": "#9f7aea",
         "openai SDK, raw lines": "#38a169",
-        "agent-host, no load": "#90cdf4",
+        "agentls, no load": "#90cdf4",
     }
     for ax, (key, metrics, title) in zip(axes.flat, panels, strict=False):
         figure = figures[key]
@@ -242,7 +242,7 @@ def plot(results: Results, path: Path) -> str | None:
     for ax in list(axes.flat)[len(panels) :]:
         ax.axis("off")
     fig.suptitle(
-        f"agent-host benchmark — {results.meta.get('date', '')} "
+        f"agentls benchmark — {results.meta.get('date', '')} "
         f"({results.meta.get('mode')} run; bars p50, whiskers p90; red: the target)",
         fontsize=10,
     )

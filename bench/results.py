@@ -9,7 +9,7 @@ from typing import Any
 
 from bench.stats import Summary, ratio
 
-OURS = "agent-host"
+OURS = "agentls"
 CODEX = "Codex app-server"
 BARE = "bare pygls"
 SDK_TYPED = "openai SDK, typed events"
@@ -94,7 +94,7 @@ class Figure:
         return None if math.isnan(value) else value
 
     def ratio_to_ours(self, series: Series) -> float | None:
-        """agent-host's p50 divided by this series' p50, same metric."""
+        """agentls's p50 divided by this series' p50, same metric."""
         if series.contestant == OURS:
             return None
         return ratio(self.p(series.metric, OURS), series.summary.p50)
@@ -105,7 +105,7 @@ class Figure:
             "title": self.title,
             "measured_as": self.measured_as,
             "series": [
-                {**s.to_json(), "agent_host_over_this": _round(self.ratio_to_ours(s))}
+                {**s.to_json(), "agentls_over_this": _round(self.ratio_to_ours(s))}
                 for s in self.series
             ],
             "targets": [t.to_json() for t in self.targets],

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import pytest_lsp
 
-from agent_host.testing.fake_model import FakeModelThread, run_in_thread
+from agentls.testing.fake_model import FakeModelThread, run_in_thread
 
 from .lsp_support import AgentClient, initialize, server_config
 
@@ -17,9 +17,9 @@ from .lsp_support import AgentClient, initialize, server_config
 # global lock in every login shell), so they run with a HOME of their own. The
 # caches of installed tools stay where they are.
 _REAL_HOME = Path.home()
-os.environ.setdefault("AGENT_HOST_E2E_CACHE", str(_REAL_HOME / ".cache" / "agent-host-e2e"))
-os.environ.setdefault("AGENT_HOST_BENCH_CACHE", str(_REAL_HOME / ".cache" / "agent-host-bench"))
-os.environ["HOME"] = tempfile.mkdtemp(prefix="agent-host-tests-home-")
+os.environ.setdefault("AGENTLS_E2E_CACHE", str(_REAL_HOME / ".cache" / "agentls-e2e"))
+os.environ.setdefault("AGENTLS_BENCH_CACHE", str(_REAL_HOME / ".cache" / "agentls-bench"))
+os.environ["HOME"] = tempfile.mkdtemp(prefix="agentls-tests-home-")
 
 
 @pytest.fixture

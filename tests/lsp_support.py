@@ -21,12 +21,12 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import register_lsp_features
 from pytest_lsp.protocol import LanguageClientProtocol
 
-from agent_host.server.app import RawNotification, RawRequest, RawResponse
+from agentls.server.app import RawNotification, RawRequest, RawResponse
 
 from .support import WAIT
 
 API_KEY = "sk-test-DISTINCTIVE-key-6f1e2d3c4b5a"
-SERVER = [sys.executable, "-m", "agent_host", "serve"]
+SERVER = [sys.executable, "-m", "agentls", "serve"]
 
 
 class AgentTestProtocol(LanguageClientProtocol):

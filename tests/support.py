@@ -13,10 +13,10 @@ from typing import Any
 import anyio
 import httpx2
 
-from agent_host.agent.agent import Agent
-from agent_host.agent.events import AgentEvent
-from agent_host.config import AgentConfig, ModelConfig, ToolConfig
-from agent_host.model.client import ResponsesClient
+from agentls.agent.agent import Agent
+from agentls.agent.events import AgentEvent
+from agentls.config import AgentConfig, ModelConfig, ToolConfig
+from agentls.model.client import ResponsesClient
 
 WAIT = 10.0  # seconds: the most any single wait in a test may take
 

@@ -8,8 +8,8 @@ from typing import Any
 import anyio
 import pytest
 
-from agent_host.agent.errors import TurnCancelled, TurnNotCancellable
-from agent_host.testing.fake_model import FakeModel, Reply
+from agentls.agent.errors import TurnCancelled, TurnNotCancellable
+from agentls.testing.fake_model import FakeModel, Reply
 
 from .support import WAIT, pid_alive, pids_in, running_agent
 

@@ -9,9 +9,9 @@ from typing import Any
 import anyio
 import pytest
 
-from agent_host.agent.agent import Agent
-from agent_host.agent.errors import InvalidSnapshot
-from agent_host.testing.fake_model import FakeModel, Reply
+from agentls.agent.agent import Agent
+from agentls.agent.errors import InvalidSnapshot
+from agentls.testing.fake_model import FakeModel, Reply
 
 from .support import WAIT, EventLog, running_agent
 
@@ -122,7 +122,7 @@ async def test_snapshot_round_trip(tmp_path: Path) -> None:
     ("mutate", "message"),
     [
         (lambda s: "nonsense", "must be a JSON object"),
-        (lambda s: {**s, "format": "other"}, "not an agent-host snapshot"),
+        (lambda s: {**s, "format": "other"}, "not an agentls snapshot"),
         (lambda s: {**s, "version": 99}, "unsupported snapshot version"),
         (lambda s: {**s, "effort": "max"}, "effort"),
         (lambda s: {**s, "fastMode": "yes"}, "fastMode"),

@@ -9,14 +9,14 @@ from typing import Any
 import anyio
 import pytest
 
-from agent_host.agent.errors import (
+from agentls.agent.errors import (
     AgentStopped,
     InvalidRequest,
     SteerQueueFull,
     TurnFailed,
     TurnNotSteerable,
 )
-from agent_host.testing.fake_model import FakeModel, Reply
+from agentls.testing.fake_model import FakeModel, Reply
 
 from .support import WAIT, running_agent
 

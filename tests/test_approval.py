@@ -12,8 +12,8 @@ import pytest
 import pytest_lsp
 from lsprotocol import types as lsp
 
-from agent_host.agent.approval import read_only
-from agent_host.testing.fake_model import FakeModelThread, Reply
+from agentls.agent.approval import read_only
+from agentls.testing.fake_model import FakeModelThread, Reply
 
 from .lsp_support import AgentClient, initialize, server_config
 from .support import WAIT
@@ -65,7 +65,7 @@ async def native(
         workspace,
         fake.base_url,
         approval="always",
-        experimental={"agentHost": {"requestApproval": True}},
+        experimental={"agentls": {"requestApproval": True}},
     )
     yield
     if not lsp_client.stopped:
@@ -161,7 +161,7 @@ async def test_cancelling_the_turn_withdraws_the_question(
     assert result["status"] == "cancelled"
     assert result["receipt"]["abortedToolCalls"] == [{"callId": "c9", "tool": "exec_command"}]
     await native.until(lambda: native.withdrawn)
-    assert str(native.withdrawn[0]).startswith("agent-host-approval-")
+    assert str(native.withdrawn[0]).startswith("agentls-approval-")
     assert not (workspace / "never.txt").exists()
 
 

@@ -72,6 +72,6 @@ def test_smoke_run_writes_the_table_json_and_plot(tmp_path: Path) -> None:
     throughput = next(f for f in data["figures"] if f["key"] == "throughput")
     assert all("text intact in 1 of 1" in note for note in throughput["notes"])
     cancel = next(f for f in data["figures"] if f["key"] == "cancel")
-    assert any("agent-host: every process dead" in note for note in cancel["notes"])
+    assert any("agentls: every process dead" in note for note in cancel["notes"])
     if importlib.util.find_spec("matplotlib") is not None:
         assert (tmp_path / "results.png").stat().st_size > 10_000

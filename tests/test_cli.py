@@ -1,5 +1,5 @@
-"""The command line: ``agent-host exec`` (a headless client of the server) and
-``agent-host demo``, run as real processes."""
+"""The command line: ``agentls exec`` (a headless client of the server) and
+``agentls demo``, run as real processes."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ import signal
 import sys
 from pathlib import Path
 
-from agent_host.testing.fake_model import FakeModel, Reply
+from agentls.testing.fake_model import FakeModel, Reply
 
 from .support import WAIT, pid_alive, pids_in
 
-AGENT_HOST = [sys.executable, "-m", "agent_host"]
+AGENTLS = [sys.executable, "-m", "agentls"]
 
 
 def clean_env(**extra: str) -> dict[str, str]:
@@ -26,7 +26,7 @@ async def run(
     *args: str, env: dict[str, str], cwd: Path, timeout: float = 60
 ) -> tuple[int, str, str]:
     process = await asyncio.create_subprocess_exec(
-        *AGENT_HOST,
+        *AGENTLS,
         *args,
         env=env,
         cwd=cwd,
@@ -63,7 +63,7 @@ async def test_exec_ctrl_c_cancels_the_turn_and_kills_its_processes(tmp_path: Pa
     async with FakeModel() as fake:
         fake.script(Reply.tool_call("exec_command", {"cmd": "sleep 300 & echo pid=$!; wait"}))
         process = await asyncio.create_subprocess_exec(
-            *AGENT_HOST,
+            *AGENTLS,
             "exec",
             "sleep please",
             env=clean_env(OPENAI_BASE_URL=fake.base_url),

@@ -13,7 +13,7 @@ import openai
 import pytest
 from openai.types.responses import ResponseStreamEvent
 
-from agent_host.testing.fake_model import (
+from agentls.testing.fake_model import (
     FakeModel,
     RecordedRequest,
     Reply,
@@ -750,7 +750,7 @@ async def test_standalone_server(tmp_path: Path) -> None:
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "agent_host.testing.fake_model",
+        "agentls.testing.fake_model",
         "--port",
         "0",
         "--script",

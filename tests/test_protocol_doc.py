@@ -9,9 +9,9 @@ from pathlib import Path
 import attrs
 import pytest
 
-from agent_host.protocol import catalog, errors, methods
-from agent_host.protocol.converter import camel
-from agent_host.protocol.options import InitializationOptions
+from agentls.protocol import catalog, errors, methods
+from agentls.protocol.converter import camel
+from agentls.protocol.options import InitializationOptions
 
 DOC = (Path(__file__).resolve().parents[1] / "docs" / "protocol.md").read_text()
 

@@ -9,8 +9,8 @@ real server and a fake model with random delays and tool calls that spawn
 - every progress ``begin`` has exactly one ``end``;
 - no process of any turn is alive; the server still answers, and exits 0.
 
-``make test`` runs a handful of seeds; ``AGENT_HOST_STORM=long`` runs many. A
-failing seed is re-run with ``AGENT_HOST_STORM_SEEDS=<seed>``.
+``make test`` runs a handful of seeds; ``AGENTLS_STORM=long`` runs many. A
+failing seed is re-run with ``AGENTLS_STORM_SEEDS=<seed>``.
 """
 
 from __future__ import annotations
@@ -26,14 +26,14 @@ from typing import Any
 
 import pytest
 
-from agent_host.client.rpc import RpcClient, RpcError
-from agent_host.testing.fake_model import FakeModel, RecordedRequest, Reply
+from agentls.client.rpc import RpcClient, RpcError
+from agentls.testing.fake_model import FakeModel, RecordedRequest, Reply
 
 from .support import pid_alive, pids_in
 
-_MODE = os.environ.get("AGENT_HOST_STORM", "short")
-if os.environ.get("AGENT_HOST_STORM_SEEDS"):
-    SEEDS = [int(s) for s in os.environ["AGENT_HOST_STORM_SEEDS"].split(",")]
+_MODE = os.environ.get("AGENTLS_STORM", "short")
+if os.environ.get("AGENTLS_STORM_SEEDS"):
+    SEEDS = [int(s) for s in os.environ["AGENTLS_STORM_SEEDS"].split(",")]
 else:
     SEEDS = list(range(1, 201)) if _MODE == "long" else [1, 2, 3, 4, 5]
 ACTIONS = 40
@@ -165,7 +165,7 @@ async def test_race_storm(seed: int, tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("storm notes\n")
     async with FakeModel() as fake:
         fake.on_request(model_policy(random.Random(seed * 7919)))
-        client = await RpcClient.spawn([sys.executable, "-m", "agent_host", "serve"])
+        client = await RpcClient.spawn([sys.executable, "-m", "agentls", "serve"])
         storm = Storm(client, rng)
         count_responses(client, storm.responses)
         client.on_notification("agent/event", storm.on_event)

@@ -9,8 +9,8 @@ import os
 import sys
 from pathlib import Path
 
-from agent_host.client.rpc import RpcClient
-from agent_host.testing.fake_model import FakeModel, Reply
+from agentls.client.rpc import RpcClient
+from agentls.testing.fake_model import FakeModel, Reply
 
 from .support import WAIT
 
@@ -31,7 +31,7 @@ async def test_the_key_is_nowhere(tmp_path: Path) -> None:
             [
                 sys.executable,
                 "-m",
-                "agent_host",
+                "agentls",
                 "serve",
                 "--log-level",
                 "DEBUG",

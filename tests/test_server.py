@@ -13,7 +13,7 @@ import pytest
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
-from agent_host.testing.fake_model import FakeModelThread, Reply
+from agentls.testing.fake_model import FakeModelThread, Reply
 
 from .lsp_support import API_KEY, AgentClient
 from .support import WAIT, pid_alive, pids_in
@@ -34,14 +34,14 @@ async def error_of(client: AgentClient, method: str, params: Any) -> JsonRpcExce
 # --- initialize ------------------------------------------------------------------------
 
 
-async def test_initialize_advertises_agent_host(client: AgentClient) -> None:
+async def test_initialize_advertises_agentls(client: AgentClient) -> None:
     assert client.init_result is not None
     experimental = client.init_result.capabilities.experimental
     assert experimental is not None
-    agent_host = experimental["agentHost"]
-    assert agent_host["protocolVersion"] == 1 and agent_host["maxForks"] == 1
-    assert agent_host["efforts"] == ["none", "minimal", "low", "medium", "high", "xhigh"]
-    assert set(agent_host["methods"]) == {
+    agentls = experimental["agentls"]
+    assert agentls["protocolVersion"] == 1 and agentls["maxForks"] == 1
+    assert agentls["efforts"] == ["none", "minimal", "low", "medium", "high", "xhigh"]
+    assert set(agentls["methods"]) == {
         "agent/submit",
         "agent/steer",
         "agent/cancel",

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from agent_host.testing.fake_model import FakeModelThread, Reply
+from agentls.testing.fake_model import FakeModelThread, Reply
 
 from .lsp_support import AgentClient
 

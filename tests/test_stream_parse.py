@@ -10,8 +10,8 @@ from collections.abc import AsyncIterator
 import anyio
 import pytest
 
-from agent_host.model.errors import ModelError
-from agent_host.model.stream import batched, read_response
+from agentls.model.errors import ModelError
+from agentls.model.stream import batched, read_response
 
 AWKWARD = [
     "plain",

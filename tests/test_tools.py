@@ -10,14 +10,14 @@ from typing import Any
 import anyio
 import pytest
 
-from agent_host.config import ToolConfig
-from agent_host.tools.base import ToolContext
-from agent_host.tools.exec_command import ExecCommand
-from agent_host.tools.processes import ProcessScope
-from agent_host.tools.read_file import ReadFile
-from agent_host.tools.registry import ToolBox, parse_call
-from agent_host.tools.update_plan import UpdatePlan
-from agent_host.tools.workspace import PathOutsideWorkspace, Workspace
+from agentls.config import ToolConfig
+from agentls.tools.base import ToolContext
+from agentls.tools.exec_command import ExecCommand
+from agentls.tools.processes import ProcessScope
+from agentls.tools.read_file import ReadFile
+from agentls.tools.registry import ToolBox, parse_call
+from agentls.tools.update_plan import UpdatePlan
+from agentls.tools.workspace import PathOutsideWorkspace, Workspace
 
 from .support import pid_alive, pids_in
 

@@ -16,7 +16,7 @@ import pytest
 
 from .support import WAIT
 
-SERVE = [sys.executable, "-m", "agent_host", "serve"]
+SERVE = [sys.executable, "-m", "agentls", "serve"]
 
 
 def initialize(workspace: Path, **options: Any) -> dict[str, Any]:
@@ -75,7 +75,7 @@ async def test_tcp_on_loopback(tmp_path: Path) -> None:
         shutdown = {"jsonrpc": "2.0", "id": 2, "method": "shutdown"}
         exit_ = {"jsonrpc": "2.0", "method": "exit"}
         init, down = await tcp_exchange(url, [initialize(tmp_path), shutdown, exit_])
-        assert init["result"]["capabilities"]["experimental"]["agentHost"]["protocolVersion"] == 1
+        assert init["result"]["capabilities"]["experimental"]["agentls"]["protocolVersion"] == 1
         assert down["result"] is None
         assert await asyncio.wait_for(process.wait(), WAIT) == 0
 
@@ -87,7 +87,7 @@ async def test_websocket_on_loopback(tmp_path: Path) -> None:
         async with connect(url) as websocket:
             await websocket.send(json.dumps(initialize(tmp_path)))
             answer = json.loads(await asyncio.wait_for(websocket.recv(), WAIT))
-            assert answer["result"]["capabilities"]["experimental"]["agentHost"]
+            assert answer["result"]["capabilities"]["experimental"]["agentls"]
             await websocket.send(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}))
             assert json.loads(await asyncio.wait_for(websocket.recv(), WAIT))["id"] == 2
             await websocket.send(json.dumps({"jsonrpc": "2.0", "method": "exit"}))

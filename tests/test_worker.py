@@ -15,12 +15,12 @@ import anyio.abc
 import pytest
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from agent_host.agent.agent import Agent
-from agent_host.agent.events import AgentEvent
-from agent_host.agent.interrupt import CancelToken
-from agent_host.config import AgentConfig
-from agent_host.worker import worker as worker_module
-from agent_host.worker.messages import (
+from agentls.agent.agent import Agent
+from agentls.agent.events import AgentEvent
+from agentls.agent.interrupt import CancelToken
+from agentls.config import AgentConfig
+from agentls.worker import worker as worker_module
+from agentls.worker.messages import (
     MAIN,
     AgentReplaced,
     Auxiliary,
@@ -51,7 +51,7 @@ from agent_host.worker.messages import (
     TurnsCancelled,
     WorkerEvent,
 )
-from agent_host.worker.worker import PaneWorker, spawn
+from agentls.worker.worker import PaneWorker, spawn
 
 from .support import WAIT, PendingTransport, pending_client
 

@@ -1,14 +1,14 @@
 """Fuzzing the JSON-RPC surface of the real server (see tests/fuzz/test_*.py).
 
-Two sizes, chosen by ``AGENT_HOST_FUZZ``: ``small`` (default, a few hundred
+Two sizes, chosen by ``AGENTLS_FUZZ``: ``small`` (default, a few hundred
 cases, part of ``make test``) and ``long`` (at least 5,000 cases)::
 
     .venv/bin/pytest tests/fuzz                          # small
-    AGENT_HOST_FUZZ=long .venv/bin/pytest tests/fuzz     # long (minutes)
-    AGENT_HOST_FUZZ_SEED=7 .venv/bin/pytest tests/fuzz   # other inputs than CI's
+    AGENTLS_FUZZ=long .venv/bin/pytest tests/fuzz     # long (minutes)
+    AGENTLS_FUZZ_SEED=7 .venv/bin/pytest tests/fuzz   # other inputs than CI's
 
 Both are derandomized (no example database either), so a run is reproducible;
-``AGENT_HOST_FUZZ_SEED`` explores other inputs. The number of cases each test
+``AGENTLS_FUZZ_SEED`` explores other inputs. The number of cases each test
 ran is printed at the end. Defects found are strict xfails in test_defects.py.
 """
 
@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from agent_host.testing.fake_model import FakeModelThread, Reply, run_in_thread
+from agentls.testing.fake_model import FakeModelThread, Reply, run_in_thread
 
 from .harness import CASE_SECONDS, CASES, DURATIONS, SERVER_RSS_KIB, Live, Uninitialized
 
@@ -69,7 +69,7 @@ def _time_fuzz_test(request: pytest.FixtureRequest) -> Iterator[None]:
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     if not CASES:
         return
-    profile = os.environ.get("AGENT_HOST_FUZZ", "small")
+    profile = os.environ.get("AGENTLS_FUZZ", "small")
     total = sum(CASES.values())
     seconds = sum(DURATIONS.values())
     terminalreporter.section(f"fuzz: {total} cases ({profile} profile) in {seconds:.1f} s")

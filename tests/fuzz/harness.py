@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-SERVER = [sys.executable, "-m", "agent_host", "serve"]
+SERVER = [sys.executable, "-m", "agentls", "serve"]
 API_KEY = "sk-fuzz-DISTINCTIVE-key-0a1b2c3d4e5f"
 WAIT = 10.0  # seconds: the most one response may take
 EXIT_WAIT = 15.0  # seconds: the most an orderly stop may take
@@ -85,7 +85,7 @@ class Received:
 
 
 class RawServer:
-    """``agent-host serve`` on pipes, driven byte by byte."""
+    """``agentls serve`` on pipes, driven byte by byte."""
 
     def __init__(self, base_url: str, workspace: Path, *, env: dict[str, str] | None = None):
         self.base_url = base_url

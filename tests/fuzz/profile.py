@@ -1,4 +1,4 @@
-"""How many cases to run: ``AGENT_HOST_FUZZ=small`` (default) or ``long``."""
+"""How many cases to run: ``AGENTLS_FUZZ=small`` (default) or ``long``."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from typing import Any, TypeVar
 
 from hypothesis import HealthCheck, Phase, seed, settings
 
-PROFILE = os.environ.get("AGENT_HOST_FUZZ", "small").strip().lower() or "small"
+PROFILE = os.environ.get("AGENTLS_FUZZ", "small").strip().lower() or "small"
 if PROFILE not in ("small", "long"):
-    raise RuntimeError(f"AGENT_HOST_FUZZ must be 'small' or 'long', not {PROFILE!r}")
+    raise RuntimeError(f"AGENTLS_FUZZ must be 'small' or 'long', not {PROFILE!r}")
 LONG = PROFILE == "long"
-SEED = os.environ.get("AGENT_HOST_FUZZ_SEED")
+SEED = os.environ.get("AGENTLS_FUZZ_SEED")
 
 # Per test, on top of pytest-timeout's default: the long run takes minutes.
 TIMEOUT = 3600 if LONG else 300
@@ -22,7 +22,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def fuzz(small: int, long: int, *, shrink: bool = True) -> Callable[[F], F]:
     """Hypothesis settings for a fuzz test: ``small`` or ``long`` examples, no
-    deadline, reproducible (derandomized unless ``AGENT_HOST_FUZZ_SEED`` is set)."""
+    deadline, reproducible (derandomized unless ``AGENTLS_FUZZ_SEED`` is set)."""
     phases = [Phase.explicit, Phase.reuse, Phase.generate, Phase.target]
     if shrink:
         phases.append(Phase.shrink)

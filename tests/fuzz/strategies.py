@@ -454,7 +454,7 @@ unknown_method_names = st.one_of(
             "AGENT/SUBMIT",
             "$/unknown",
             "rpc.discover",
-            "agentHost/invalidMessage",
+            "agentls/invalidMessage",
             "textDocument/",
             "agent/submit\x00",
         ]
@@ -619,7 +619,7 @@ def _pane_of(params: Any) -> Any:
     return params.get("pane", "main") if isinstance(params, dict) else "main"
 
 
-INTERNAL_METHOD = "agentHost/invalidMessage"
+INTERNAL_METHOD = "agentls/invalidMessage"
 
 
 def internal_method(message: Any) -> bool:

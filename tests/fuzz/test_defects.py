@@ -17,7 +17,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from agent_host.testing.fake_model import FakeModelThread
+from agentls.testing.fake_model import FakeModelThread
 
 from .harness import (
     START_WAIT,
@@ -555,7 +555,7 @@ def test_d19_pending_submit_at_stop_gets_a_cancelled_result(
 @given(params=st.one_of(st.just(OMIT), json_values(max_leaves=4)))
 def test_d20_internal_method_is_not_reachable(live: Live, params: Any) -> None:
     message: dict[str, Any] = with_id(
-        live, {"jsonrpc": "2.0", "id": ID, "method": "agentHost/invalidMessage"}
+        live, {"jsonrpc": "2.0", "id": ID, "method": "agentls/invalidMessage"}
     )
     if params is not OMIT:
         message["params"] = params

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_host.testing.fake_model import FakeModelThread
+from agentls.testing.fake_model import FakeModelThread
 
 from .harness import EXIT_WAIT, Live, RawServer, count_case, encode, frame, initialize
 from .oracle import no_traceback

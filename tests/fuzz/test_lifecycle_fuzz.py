@@ -15,7 +15,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from agent_host.testing.fake_model import FakeModelThread
+from agentls.testing.fake_model import FakeModelThread
 
 from .harness import (
     EXIT_WAIT,
@@ -325,8 +325,8 @@ def test_initialize_with_params_of_every_shape(
             ok = True
         else:
             assert not bad or shape == "structure", f"accepted bad options {bad}: {options}"
-            agent_host = response["result"]["capabilities"]["experimental"]["agentHost"]
-            assert agent_host["protocolVersion"] == 1, agent_host
+            agentls = response["result"]["capabilities"]["experimental"]["agentls"]
+            assert agentls["protocolVersion"] == 1, agentls
     finally:
         if not ok:
             uninitialized.discard()  # initialized (or broken): the next example needs a fresh one

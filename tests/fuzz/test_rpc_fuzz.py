@@ -83,7 +83,7 @@ def test_unknown_methods(live: Live, method: str, params: Any, notification: boo
 def _restore_settings(live: Live) -> None:
     live.get().notify(
         "workspace/didChangeConfiguration",
-        {"settings": {"agentHost": {"baseUrl": live.fake.base_url, "model": "fuzz-model"}}},
+        {"settings": {"agentls": {"baseUrl": live.fake.base_url, "model": "fuzz-model"}}},
     )
 
 

@@ -34,7 +34,7 @@ H.wait(function()
   end
 end, "a LspProgress begin for the turn")
 H.wait(function()
-  return require("agent_host").statusline():find("Writing answer", 1, true)
+  return require("agentls").statusline():find("Writing answer", 1, true)
 end, "the statusline component to show the progress")
 local status = vim.lsp.status()
 H.check(status:find("Agent: explain this", 1, true), "vim.lsp.status(): " .. status)
@@ -43,7 +43,7 @@ H.step("partial")
 H.wait_text("It fails when a + b is zero.")
 H.wait_text("✓ Completed")
 H.wait(function()
-  return require("agent_host").statusline() == ""
+  return require("agentls").statusline() == ""
 end, "the statusline to be idle again")
 H.check(H.text():find("The ratio divides by the total. It fails when a + b is zero.", 1, true), "the whole answer")
 

@@ -22,7 +22,7 @@ end, "the crash to be reported")
 H.check(H.has_message("signal 9"), "the message says how it ended")
 H.wait_text("✗ Lost")
 H.check(session.client_id == nil, "no client any more")
-H.check(require("agent_host").statusline() == "", "nothing runs")
+H.check(require("agentls").statusline() == "", "nothing runs")
 H.step("killed", { pid = pid })
 
 vim.cmd("AgentAsk after the crash")

@@ -43,7 +43,7 @@ H.wait(function()
   return #vim.api.nvim_tabpage_list_wins(0) == 2
 end, "the fork's window to close")
 H.check(#H.windows("main") == 1, "main's transcript stays")
-local fork1_buf = vim.fn.bufnr("agent-host://ws/fork-1 (closed)")
+local fork1_buf = vim.fn.bufnr("agentls://ws/fork-1 (closed)")
 H.check(fork1_buf > 0, "the closed fork's buffer stays readable")
 
 -- Fork again, then close main: the fork becomes main.
@@ -61,8 +61,8 @@ H.check(H.has_message("fork%-2 is now main"), "the user is told")
 H.check(vim.api.nvim_buf_get_name(old_main_buf):find("main (closed)", 1, true), "the old main is marked closed")
 H.check(vim.api.nvim_buf_get_name(fork2_buf):find("/main$"), "the promoted transcript is main's")
 H.check(#H.windows("main") == 1, "one window shows the new main")
-H.check(vim.fn.bufexists("agent-host://ws/fork-2") == 0, "no buffer is left with the fork's old name")
-H.check(vim.fn.bufexists("agent-host://ws/fork-1") == 0, "nor with the first fork's")
+H.check(vim.fn.bufexists("agentls://ws/fork-2") == 0, "no buffer is left with the fork's old name")
+H.check(vim.fn.bufexists("agentls://ws/fork-1") == 0, "nor with the first fork's")
 
 -- A new conversation in main: the next request carries nothing from before.
 vim.api.nvim_set_current_win(source_win)

@@ -1,10 +1,10 @@
 -- Shared by every tests/nvim/*.lua script; run by tests/test_neovim.py as
 --   nvim --headless --clean -l tests/nvim/<test>.lua
 -- Environment (set by the pytest side):
---   AGENT_HOST_PLUGIN   the plugin directory (editors/neovim)
---   AGENT_HOST_SERVER   JSON list: the server command
---   AGENT_HOST_BASE_URL the fake model's base URL
---   AGENT_HOST_WAIT_MS  the longest any single wait may take
+--   AGENTLS_PLUGIN   the plugin directory (editors/neovim)
+--   AGENTLS_SERVER   JSON list: the server command
+--   AGENTLS_BASE_URL the fake model's base URL
+--   AGENTLS_WAIT_MS  the longest any single wait may take
 -- The script talks to pytest over stdin/stdout: `H.step(name, data)` prints
 -- "@@step <name> <json>" and waits (with a timeout) for "@@go <json>", so the
 -- Python side can check the fake model or /proc, release gates, and script
@@ -12,12 +12,12 @@
 -- vim.wait on a condition, with a timeout.
 local H = {}
 
-H.WAIT = tonumber(os.getenv("AGENT_HOST_WAIT_MS")) or 15000
+H.WAIT = tonumber(os.getenv("AGENTLS_WAIT_MS")) or 15000
 
-vim.opt.rtp:prepend(assert(os.getenv("AGENT_HOST_PLUGIN"), "AGENT_HOST_PLUGIN is not set"))
+vim.opt.rtp:prepend(assert(os.getenv("AGENTLS_PLUGIN"), "AGENTLS_PLUGIN is not set"))
 -- Editing a .py file would probe for a Python provider (seconds): not under test.
 vim.g.loaded_python3_provider = 0
-vim.cmd("runtime plugin/agent_host.lua")
+vim.cmd("runtime plugin/agentls.lua")
 
 -- Every message the user would see.
 H.messages = {}
@@ -83,21 +83,21 @@ end
 -- --- setup --------------------------------------------------------------------------------
 
 function H.server_cmd()
-  return vim.json.decode((assert(os.getenv("AGENT_HOST_SERVER"), "AGENT_HOST_SERVER is not set")))
+  return vim.json.decode((assert(os.getenv("AGENTLS_SERVER"), "AGENTLS_SERVER is not set")))
 end
 
 --- setup() with the test server and the fake model; `opts` override.
 function H.setup(opts)
   local merged = vim.tbl_deep_extend("force", {
     cmd = H.server_cmd(),
-    base_url = os.getenv("AGENT_HOST_BASE_URL"),
+    base_url = os.getenv("AGENTLS_BASE_URL"),
     model = "test-model",
     transcript = { render_interval_ms = 20 },
   }, opts or {})
   if merged.cmd == false then
-    merged.cmd = nil -- the default: agent-host on $PATH
+    merged.cmd = nil -- the default: agentls on $PATH
   end
-  require("agent_host").setup(merged)
+  require("agentls").setup(merged)
   return merged
 end
 
@@ -106,7 +106,7 @@ end
 --- Fails the test with `what`, plus what the transcripts and messages show.
 function H.fail(what)
   local lines = { "FAILED: " .. what }
-  local ok, session_mod = pcall(require, "agent_host.session")
+  local ok, session_mod = pcall(require, "agentls.session")
   if ok then
     for root, session in pairs(session_mod.sessions) do
       for name, pane in pairs(session.panes) do
@@ -141,7 +141,7 @@ function H.check(value, what)
 end
 
 function H.session()
-  local session_mod = require("agent_host.session")
+  local session_mod = require("agentls.session")
   return session_mod.get(session_mod.root_of(vim.api.nvim_get_current_buf()), false)
 end
 
@@ -205,26 +205,26 @@ end
 --- Ends the test: stops the servers (waiting for them to exit), reports success.
 function H.done(data)
   H.log("done")
-  if os.getenv("AGENT_HOST_NVIM_TRACE") then
-    for root, session in pairs(require("agent_host.session").sessions) do
+  if os.getenv("AGENTLS_NVIM_TRACE") then
+    for root, session in pairs(require("agentls.session").sessions) do
       for name, pane in pairs(session.panes) do
         H.log(("transcript %s %s:\n%s"):format(root, name, pane.transcript:text()))
       end
     end
   end
-  local session_mod = require("agent_host.session")
+  local session_mod = require("agentls.session")
   local clients = {}
   for _, session in pairs(session_mod.sessions) do
     local client = session:client()
     if client then
       session.stopping = true
       clients[#clients + 1] = client
-      require("agent_host.util").stop(client)
+      require("agentls.util").stop(client)
     end
   end
   vim.wait(H.WAIT, function()
     for _, client in ipairs(clients) do
-      if not require("agent_host.util").is_stopped(client) then
+      if not require("agentls.util").is_stopped(client) then
         return false
       end
     end

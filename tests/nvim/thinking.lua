@@ -31,7 +31,7 @@ vim.cmd("AgentFast on")
 H.wait(function()
   return H.has_message("thinking effort of main: high") and H.has_message("fast mode of main: on")
 end, "both settings to be confirmed")
-local status = require("agent_host").status()
+local status = require("agentls").status()
 H.check(status.panes.main.effort == "high" and status.panes.main.fast == true, vim.inspect(status))
 
 vim.cmd("AgentThinking enormous")

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Installs, once, what building and testing the VS Code extension needs, in a
-# cache outside the repository ($AGENT_HOST_E2E_CACHE, default ~/.cache/agent-host-e2e). Every step
+# cache outside the repository ($AGENTLS_E2E_CACHE, default ~/.cache/agentls-e2e). Every step
 # leaves a stamp: a second run costs nothing. Only the npm registry and Debian
 # apt are used (never `npx playwright install`: it downloads a browser).
 #
@@ -11,7 +11,7 @@
 # Print the Node 24 bin directory with: toolchain.sh node-bin
 set -eu
 
-CACHE=${AGENT_HOST_E2E_CACHE:-$HOME/.cache/agent-host-e2e}
+CACHE=${AGENTLS_E2E_CACHE:-$HOME/.cache/agentls-e2e}
 NODE_VERSION=24.21.0
 CODE_SERVER_VERSION=4.139.1
 PLAYWRIGHT_VERSION=1.65.1

@@ -45,6 +45,6 @@ export interface Client {
   onEvent(handler: (event: AgentEvent) => void): Disposable;
   /** `$/progress` for one token (register before sending the request that uses it). */
   onProgress(token: ProgressToken, handler: (value: WorkDoneProgress) => void): Disposable;
-  /** `capabilities.experimental.agentHost` once initialized. */
+  /** `capabilities.experimental.agentls` once initialized. */
   capabilities(): AgentCapabilities | undefined;
 }

@@ -47,9 +47,9 @@ async function pythonExtensionInterpreter(): Promise<string | undefined> {
   return resolved?.executable?.uri?.fsPath ?? active.path;
 }
 
-function hasAgentHost(python: string): Promise<boolean> {
+function hasAgentls(python: string): Promise<boolean> {
   return new Promise((resolve) => {
-    execFile(python, ['-c', 'import agent_host'], { timeout: 15_000 }, (error) => resolve(error === null));
+    execFile(python, ['-c', 'import agentls'], { timeout: 15_000 }, (error) => resolve(error === null));
   });
 }
 
@@ -60,7 +60,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const agentServer = new AgentServer({
     settings: currentSettings,
     workspace: workspacePath,
-    probes: { pythonExtensionInterpreter, hasAgentHost },
+    probes: { pythonExtensionInterpreter, hasAgentls },
     onEvent: (event) => events.controller?.handleEvent(event),
     onRunning: () => {
       settings = currentSettings();
@@ -87,18 +87,18 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const command = (id: string, run: () => unknown): void => {
     context.subscriptions.push(vscode.commands.registerCommand(id, () => void run()));
   };
-  command('agentHost.ask', () => controller.ask({ selection: 'include' }));
-  command('agentHost.askAboutSelection', () => controller.ask({ selection: 'require' }));
-  command('agentHost.steer', () => controller.steer());
-  command('agentHost.cancel', () => controller.cancel());
-  command('agentHost.fork', () => controller.fork());
-  command('agentHost.closeFork', () => controller.closeFork());
-  command('agentHost.setThinking', () => controller.setThinking());
-  command('agentHost.toggleFastMode', () => controller.toggleFastMode());
-  command('agentHost.newSession', () => controller.newSession());
-  command('agentHost.showTranscript', () => panels.showAll());
-  command('agentHost.showServerLog', () => agentServer.showLog());
-  command('agentHost.restartServer', () => agentServer.restart());
+  command('agentls.ask', () => controller.ask({ selection: 'include' }));
+  command('agentls.askAboutSelection', () => controller.ask({ selection: 'require' }));
+  command('agentls.steer', () => controller.steer());
+  command('agentls.cancel', () => controller.cancel());
+  command('agentls.fork', () => controller.fork());
+  command('agentls.closeFork', () => controller.closeFork());
+  command('agentls.setThinking', () => controller.setThinking());
+  command('agentls.toggleFastMode', () => controller.toggleFastMode());
+  command('agentls.newSession', () => controller.newSession());
+  command('agentls.showTranscript', () => panels.showAll());
+  command('agentls.showServerLog', () => agentServer.showLog());
+  command('agentls.restartServer', () => agentServer.restart());
 
   // Settings reach the running server without a reload.
   context.subscriptions.push(
@@ -111,7 +111,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       settings = next;
       if (needsRestart(previous, next)) {
         const choice = await vscode.window.showInformationMessage(
-          'Agent Host: the server command changed. Restart the server now? Running turns are cancelled.',
+          'AgentLS: the server command changed. Restart the server now? Running turns are cancelled.',
           'Restart Server',
         );
         if (choice === 'Restart Server') {
@@ -125,7 +125,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       }
       try {
         await agentServer.adapter.notify(Method.didChangeConfiguration, change);
-        const { effort, fastMode } = change.settings.agentHost;
+        const { effort, fastMode } = change.settings.agentls;
         controller.settingsApplied({ effort, fastMode });
       } catch (error) {
         agentServer.output.warn(`could not send the settings: ${String(error)}`);
@@ -151,7 +151,7 @@ async function watchPythonInterpreter(context: vscode.ExtensionContext, agentSer
   context.subscriptions.push(
     changed(async () => {
       const choice = await vscode.window.showInformationMessage(
-        'Agent Host: the Python interpreter changed. Restart the server on the new one?',
+        'AgentLS: the Python interpreter changed. Restart the server on the new one?',
         'Restart Server',
       );
       if (choice === 'Restart Server') {

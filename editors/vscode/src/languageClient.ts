@@ -1,5 +1,5 @@
 /**
- * The agent-host server as a `vscode-languageclient` LanguageClient: started
+ * The agentls server as a `vscode-languageclient` LanguageClient: started
  * over stdio, restarted after a crash (and the user told when it gives up),
  * wrapped in the small `Client` interface the controller uses.
  */
@@ -53,9 +53,9 @@ export class LanguageClientAdapter implements Client {
 
   capabilities(): AgentCapabilities | undefined {
     const experimental = this.client.initializeResult?.capabilities.experimental as
-      | { agentHost?: AgentCapabilities }
+      | { agentls?: AgentCapabilities }
       | undefined;
-    return experimental?.agentHost;
+    return experimental?.agentls;
   }
 }
 
@@ -81,8 +81,8 @@ export class AgentServer implements vscode.Disposable {
   private stopping = false;
 
   constructor(private readonly hooks: ServerHooks) {
-    this.output = vscode.window.createOutputChannel('Agent Host', { log: true });
-    this.client = new LanguageClient('agentHost', 'Agent Host', () => this.spawnServer(), {
+    this.output = vscode.window.createOutputChannel('AgentLS', { log: true });
+    this.client = new LanguageClient('agentls', 'AgentLS', () => this.spawnServer(), {
       documentSelector: [],
       outputChannel: this.output,
       revealOutputChannelOn: RevealOutputChannelOn.Never,
@@ -140,7 +140,7 @@ export class AgentServer implements vscode.Disposable {
       const message = error instanceof Error ? error.message : String(error);
       this.output.error(`The server did not start: ${message}`);
       void vscode.window
-        .showErrorMessage(`Agent Host: the server did not start. ${message}`, 'Show Server Log', 'Open Settings')
+        .showErrorMessage(`AgentLS: the server did not start. ${message}`, 'Show Server Log', 'Open Settings')
         .then((choice) => this.followUp(choice));
       return false;
     }
@@ -196,7 +196,7 @@ export class AgentServer implements vscode.Disposable {
       child.once('error', (error: NodeJS.ErrnoException) => {
         const hint =
           error.code === 'ENOENT'
-            ? `${command.command} was not found. Install agent-host, or set agentHost.serverCommand or agentHost.pythonPath.`
+            ? `${command.command} was not found. Install agentls, or set agentls.serverCommand or agentls.pythonPath.`
             : error.message;
         reject(new Error(hint));
       });
@@ -211,7 +211,7 @@ export class AgentServer implements vscode.Disposable {
 
   private async gaveUp(): Promise<void> {
     const message =
-      `Agent Host: the server crashed ${this.policy.recentCrashes} times in 3 minutes and will not be ` +
+      `AgentLS: the server crashed ${this.policy.recentCrashes} times in 3 minutes and will not be ` +
       'restarted. The server log says why.';
     this.output.error(message);
     const choice = await vscode.window.showErrorMessage(message, 'Show Server Log', 'Restart Server');
@@ -224,7 +224,7 @@ export class AgentServer implements vscode.Disposable {
     } else if (choice === 'Restart Server') {
       void this.restart();
     } else if (choice === 'Open Settings') {
-      void vscode.commands.executeCommand('workbench.action.openSettings', 'agentHost');
+      void vscode.commands.executeCommand('workbench.action.openSettings', 'agentls');
     }
   }
 }

@@ -54,7 +54,7 @@ class TranscriptView implements vscode.Disposable {
     const dist = vscode.Uri.joinPath(extensionUri, 'dist');
     const media = vscode.Uri.joinPath(extensionUri, 'media');
     this.panel = vscode.window.createWebviewPanel(
-      'agentHost.transcript',
+      'agentls.transcript',
       `Agent: ${pane}`,
       { viewColumn: column, preserveFocus },
       { enableScripts: true, enableFindWidget: true, localResourceRoots: [dist, media] },

@@ -1,5 +1,5 @@
 /**
- * Protocol v1 of agent-host, as the editor sees it on the wire (camelCase JSON).
+ * Protocol v1 of agentls, as the editor sees it on the wire (camelCase JSON).
  *
  * The contract is `docs/protocol.md`; the server's `protocol/methods.py` and
  * `protocol/convert.py` are authoritative. This module holds types and names
@@ -145,7 +145,7 @@ export interface NewSessionResult {
   sessionId: string;
 }
 
-/** `capabilities.experimental.agentHost` of the `initialize` result. */
+/** `capabilities.experimental.agentls` of the `initialize` result. */
 export interface AgentCapabilities {
   protocolVersion: number;
   maxForks: number;
@@ -164,7 +164,7 @@ export interface InitializationOptions {
 
 /** The settings section `workspace/didChangeConfiguration` carries. */
 export interface ConfigurationSettings {
-  agentHost: {
+  agentls: {
     model: string;
     baseUrl: string;
     effort: Effort;

@@ -1,5 +1,5 @@
 /**
- * The `agentHost.*` settings and what they become: the server command line,
+ * The `agentls.*` settings and what they become: the server command line,
  * `initializationOptions`, and the `workspace/didChangeConfiguration` payload
  * that carries a change to the running server (no window reload needed).
  */
@@ -12,7 +12,7 @@ import {
   isEffort,
 } from './protocol';
 
-export const SECTION = 'agentHost';
+export const SECTION = 'agentls';
 
 export interface Settings {
   model: string;
@@ -67,7 +67,7 @@ export function initializationOptions(settings: Settings, workspace?: string): I
   return options;
 }
 
-export type ConfigurationChange = Partial<ConfigurationSettings['agentHost']>;
+export type ConfigurationChange = Partial<ConfigurationSettings['agentls']>;
 
 /**
  * The `settings` of `workspace/didChangeConfiguration` for what changed
@@ -79,7 +79,7 @@ export type ConfigurationChange = Partial<ConfigurationSettings['agentHost']>;
 export function configurationChange(
   previous: Settings,
   next: Settings,
-): { settings: { agentHost: ConfigurationChange } } | undefined {
+): { settings: { agentls: ConfigurationChange } } | undefined {
   const change: ConfigurationChange = {};
   if (next.model !== previous.model) {
     change.model = next.model;
@@ -93,7 +93,7 @@ export function configurationChange(
   if (next.fastMode !== previous.fastMode) {
     change.fastMode = next.fastMode;
   }
-  return Object.keys(change).length === 0 ? undefined : { settings: { agentHost: change } };
+  return Object.keys(change).length === 0 ? undefined : { settings: { agentls: change } };
 }
 
 /** Whether the server must be restarted for the change (its command line changed). */
@@ -148,7 +148,7 @@ export function splitCommandLine(line: string): string[] {
   return words;
 }
 
-export type ServerCommandSource = 'agentHost.serverCommand' | 'agentHost.pythonPath' | 'Python extension' | 'PATH';
+export type ServerCommandSource = 'agentls.serverCommand' | 'agentls.pythonPath' | 'Python extension' | 'PATH';
 
 export interface ServerCommand {
   command: string;
@@ -159,26 +159,26 @@ export interface ServerCommand {
 export interface ServerCommandProbes {
   /** The interpreter the Python extension has selected, if it is installed. */
   pythonExtensionInterpreter(): Promise<string | undefined>;
-  /** Whether `python -c "import agent_host"` works. */
-  hasAgentHost(python: string): Promise<boolean>;
+  /** Whether `python -c "import agentls"` works. */
+  hasAgentls(python: string): Promise<boolean>;
 }
 
 /**
- * How to start the server: `agentHost.serverCommand`, else `agentHost.pythonPath
- * -m agent_host serve`, else the Python extension's interpreter (when it has
- * agent_host installed), else `agent-host serve` from PATH.
+ * How to start the server: `agentls.serverCommand`, else `agentls.pythonPath
+ * -m agentls serve`, else the Python extension's interpreter (when it has
+ * agentls installed), else `agentls serve` from PATH.
  */
 export async function resolveServerCommand(settings: Settings, probes: ServerCommandProbes): Promise<ServerCommand> {
   if (settings.serverCommand.length > 0) {
     const [command, ...args] = settings.serverCommand;
-    return { command, args, source: 'agentHost.serverCommand' };
+    return { command, args, source: 'agentls.serverCommand' };
   }
   if (settings.pythonPath !== '') {
-    return { command: settings.pythonPath, args: ['-m', 'agent_host', 'serve'], source: 'agentHost.pythonPath' };
+    return { command: settings.pythonPath, args: ['-m', 'agentls', 'serve'], source: 'agentls.pythonPath' };
   }
   const python = await probes.pythonExtensionInterpreter().catch(() => undefined);
-  if (python !== undefined && python !== '' && (await probes.hasAgentHost(python).catch(() => false))) {
-    return { command: python, args: ['-m', 'agent_host', 'serve'], source: 'Python extension' };
+  if (python !== undefined && python !== '' && (await probes.hasAgentls(python).catch(() => false))) {
+    return { command: python, args: ['-m', 'agentls', 'serve'], source: 'Python extension' };
   }
-  return { command: 'agent-host', args: ['serve'], source: 'PATH' };
+  return { command: 'agentls', args: ['serve'], source: 'PATH' };
 }

@@ -9,9 +9,9 @@ export class AgentStatusBar implements vscode.Disposable {
   private readonly subscription: { dispose(): void };
 
   constructor(private readonly controller: AgentController) {
-    this.item = vscode.window.createStatusBarItem('agentHost.status', vscode.StatusBarAlignment.Left, 10);
-    this.item.name = 'Agent Host';
-    this.item.command = 'agentHost.showTranscript';
+    this.item = vscode.window.createStatusBarItem('agentls.status', vscode.StatusBarAlignment.Left, 10);
+    this.item.name = 'AgentLS';
+    this.item.command = 'agentls.showTranscript';
     this.subscription = controller.onDidChangeState(() => this.update());
     this.update();
     this.item.show();
@@ -27,8 +27,8 @@ export class AgentStatusBar implements vscode.Disposable {
     this.item.tooltip = `Agent pane ${name}: ${state}. Thinking: ${effort}${fast ? ', fast mode' : ''}. Click to show the transcript.`;
     this.item.backgroundColor =
       state === 'failed' ? new vscode.ThemeColor('statusBarItem.errorBackground') : undefined;
-    this.setContext('agentHost.running', state === 'running');
-    this.setContext('agentHost.forkOpen', this.controller.forkPane() !== undefined);
+    this.setContext('agentls.running', state === 'running');
+    this.setContext('agentls.forkOpen', this.controller.forkPane() !== undefined);
   }
 
   private readonly contexts = new Map<string, boolean>();

@@ -44,7 +44,7 @@ export class VsCodeUi implements Ui {
   }
 
   newToken(): string {
-    return `agent-host/${randomUUID()}`;
+    return `agentls/${randomUUID()}`;
   }
 }
 

@@ -1,7 +1,7 @@
 /**
  * End to end in a real VS Code: code-server with the packaged .vsix
  * installed, driven by headless Chromium through playwright-core, with the
- * real agent-host server and the scripted fake model.
+ * real agentls server and the scripted fake model.
  *
  *   1. Agent: Ask from the Command Palette, with a selection; the answer
  *      streams into the transcript (part of it is seen while the model's
@@ -10,11 +10,11 @@
  *      progress notification; the turn shows cancelled with its receipt,
  *      the status bar says so, and the sleep process is gone.
  *   3. A screenshot goes to test-output/e2e/ (and to docs/images/ when
- *      AGENT_HOST_UPDATE_SCREENSHOT=1 or when it is missing there).
+ *      AGENTLS_UPDATE_SCREENSHOT=1 or when it is missing there).
  *   4. Agent: Fork opens fork-1 beside main; Agent: Close Fork closes it.
  *
  * Needs `scripts/toolchain.sh e2e` (code-server, Chromium, playwright-core
- * under $E2E_CACHE) and the built agent-host.vsix. Synchronises on DOM state
+ * under $E2E_CACHE) and the built agentls.vsix. Synchronises on DOM state
  * and processes, with timeouts; never on plain sleeps.
  */
 
@@ -24,7 +24,7 @@ import { createRequire } from 'node:module';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { AGENT_HOST, EXTENSION_DIR, REPO_DIR, pidAlive, tempDir, waitFor } from '../support/env';
+import { AGENTLS, EXTENSION_DIR, REPO_DIR, pidAlive, tempDir, waitFor } from '../support/env';
 import { FakeModel, held } from '../support/fakeModel';
 
 // --- the slice of playwright-core we use --------------------------------------------------
@@ -67,15 +67,15 @@ interface Playwright {
 
 // --- set-up ------------------------------------------------------------------------------
 
-const CACHE = process.env.AGENT_HOST_E2E_CACHE ?? path.join(os.homedir(), '.cache', 'agent-host-e2e');
+const CACHE = process.env.AGENTLS_E2E_CACHE ?? path.join(os.homedir(), '.cache', 'agentls-e2e');
 const CODE_SERVER = path.join(CACHE, 'code-server', 'node_modules', '.bin', 'code-server');
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
-const VSIX = path.join(EXTENSION_DIR, 'agent-host.vsix');
+const VSIX = path.join(EXTENSION_DIR, 'agentls.vsix');
 const OUTPUT = path.join(EXTENSION_DIR, 'test-output', 'e2e');
 const DOCS_SCREENSHOT = path.join(REPO_DIR, 'docs', 'images', 'vscode-transcript.png');
 
 const ANSWER =
-  'Here is what **agent-host** does:\n\n' +
+  'Here is what **agentls** does:\n\n' +
   '1. It runs the agent as a *language server*.\n' +
   '2. It streams every step into this transcript.\n\n' +
   '```python\nprint("hello from the fake model")\n```\n\n' +
@@ -120,8 +120,8 @@ function prepareWorkspace(root: string, baseUrl: string): { workspace: string; u
     'extensions.ignoreRecommendations': true,
     'extensions.autoCheckUpdates': false,
     'window.commandCenter': false,
-    'agentHost.serverCommand': [AGENT_HOST, 'serve'],
-    'agentHost.baseUrl': baseUrl,
+    'agentls.serverCommand': [AGENTLS, 'serve'],
+    'agentls.baseUrl': baseUrl,
   };
   fs.writeFileSync(path.join(userData, 'User', 'settings.json'), JSON.stringify(settings, null, 2));
   return { workspace, userData, extensions, home };
@@ -136,7 +136,7 @@ function installExtension(dirs: { userData: string; extensions: string; home: st
   if (result.status !== 0) {
     throw new Error(`installing the .vsix failed:\n${result.stdout}\n${result.stderr}`);
   }
-  const installed = fs.readdirSync(dirs.extensions).filter((name) => name.startsWith('agent-host.agent-host'));
+  const installed = fs.readdirSync(dirs.extensions).filter((name) => name.startsWith('agentls.agentls'));
   if (installed.length !== 1) {
     throw new Error(`the extension is not in ${dirs.extensions}: ${fs.readdirSync(dirs.extensions).join(', ')}`);
   }
@@ -243,7 +243,7 @@ async function main(): Promise<void> {
     ['code-server (make vscode-e2e installs it)', CODE_SERVER],
     ['Chromium', CHROMIUM],
     ['the packaged extension (npm run package)', VSIX],
-    ['the agent-host server (make venv)', AGENT_HOST],
+    ['the agentls server (make venv)', AGENTLS],
   ]) {
     if (!fs.existsSync(file)) {
       throw new Error(`missing ${what}: ${file}`);
@@ -324,7 +324,7 @@ async function main(): Promise<void> {
       }),
       undefined,
     );
-    if (rendered.strong !== 'agent-host' || !rendered.code?.includes('hello from the fake model') || rendered.items !== 2) {
+    if (rendered.strong !== 'agentls' || !rendered.code?.includes('hello from the fake model') || rendered.items !== 2) {
       throw new Error(`the answer is not rendered as Markdown: ${JSON.stringify(rendered)}`);
     }
     log(`streamed answer seen partially (${partialText.length} of ${answer.length} characters), rendered as Markdown`);
@@ -388,7 +388,7 @@ async function main(): Promise<void> {
       100,
     );
     log('fork closed');
-    if (process.env.AGENT_HOST_UPDATE_SCREENSHOT === '1' || !fs.existsSync(DOCS_SCREENSHOT)) {
+    if (process.env.AGENTLS_UPDATE_SCREENSHOT === '1' || !fs.existsSync(DOCS_SCREENSHOT)) {
       fs.mkdirSync(path.dirname(DOCS_SCREENSHOT), { recursive: true });
       fs.copyFileSync(shot, DOCS_SCREENSHOT);
       log(`screenshot copied to ${path.relative(REPO_DIR, DOCS_SCREENSHOT)}`);
@@ -413,12 +413,12 @@ async function main(): Promise<void> {
     }
   }
   await waitFor(
-    'the agent-host server to exit with code-server',
-    () => agentHostProcesses(dirs.workspace).length === 0,
+    'the agentls server to exit with code-server',
+    () => agentlsProcesses(dirs.workspace).length === 0,
     10_000,
     100,
   ).catch(() => {
-    throw new Error(`agent-host processes outlived code-server: ${agentHostProcesses(dirs.workspace).join(', ')}`);
+    throw new Error(`agentls processes outlived code-server: ${agentlsProcesses(dirs.workspace).join(', ')}`);
   });
   fs.rmSync(root, { recursive: true, force: true });
 }
@@ -436,8 +436,8 @@ async function stopCodeServer(child: ChildProcess): Promise<void> {
   }
 }
 
-/** Live agent-host servers whose working directory is our workspace. */
-function agentHostProcesses(workspace: string): number[] {
+/** Live agentls servers whose working directory is our workspace. */
+function agentlsProcesses(workspace: string): number[] {
   const pids: number[] = [];
   for (const entry of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) {
@@ -446,7 +446,7 @@ function agentHostProcesses(workspace: string): number[] {
     try {
       const cwd = fs.readlinkSync(`/proc/${entry}/cwd`);
       const cmdline = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      if (cwd === workspace && cmdline.includes('agent-host') && pidAlive(Number(entry))) {
+      if (cwd === workspace && cmdline.includes('agentls') && pidAlive(Number(entry))) {
         pids.push(Number(entry));
       }
     } catch {

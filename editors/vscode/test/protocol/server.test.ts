@@ -47,7 +47,7 @@ function assertContiguous(events: AgentEvent[], pane: string): void {
   assert.deepEqual(seqs, Array.from({ length: seqs.length }, (_, i) => i + 1), `seq of ${pane} has no gaps`);
 }
 
-describe('agent-host server, as the extension uses it', () => {
+describe('agentls server, as the extension uses it', () => {
   test('initialize advertises protocol 1; submit streams events and reports progress on the client token', async () => {
     const answer = 'Hello **world**, this answer streams in pieces.';
     const { server } = await start([{ text: answer, chunks: 6, delay: 0.01 }]);
@@ -156,7 +156,7 @@ describe('agent-host server, as the extension uses it', () => {
     const { fake, server } = await start([{ text: 'one' }, { text: 'two' }]);
     await server.request('agent/submit', { prompt: 'first' });
     await server.notify('workspace/didChangeConfiguration', {
-      settings: { agentHost: { model: 'other-model', effort: 'high', fastMode: true } },
+      settings: { agentls: { model: 'other-model', effort: 'high', fastMode: true } },
     });
     await server.request('agent/submit', { prompt: 'second' });
     const [first, second] = await fake.waitForRequests(2);

@@ -9,8 +9,8 @@ export const EXTENSION_DIR = findUp(__dirname, 'package.json', (dir) => fs.exist
 /** The repository root (it has pyproject.toml). */
 export const REPO_DIR = findUp(EXTENSION_DIR, 'pyproject.toml');
 
-export const PYTHON = process.env.AGENT_HOST_PYTHON ?? path.join(REPO_DIR, '.venv', 'bin', 'python');
-export const AGENT_HOST = process.env.AGENT_HOST_BIN ?? path.join(REPO_DIR, '.venv', 'bin', 'agent-host');
+export const PYTHON = process.env.AGENTLS_PYTHON ?? path.join(REPO_DIR, '.venv', 'bin', 'python');
+export const AGENTLS = process.env.AGENTLS_BIN ?? path.join(REPO_DIR, '.venv', 'bin', 'agentls');
 export const FAKE_MODEL_SCRIPT = path.join(EXTENSION_DIR, 'test', 'support', 'fake_model.py');
 
 function findUp(start: string, marker: string, accept: (dir: string) => boolean = () => true): string {
@@ -28,7 +28,7 @@ function findUp(start: string, marker: string, accept: (dir: string) => boolean 
 }
 
 export function tempDir(prefix: string): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), `agent-host-${prefix}-`));
+  return fs.mkdtempSync(path.join(os.tmpdir(), `agentls-${prefix}-`));
 }
 
 /** Resolve when `check()` returns a value other than undefined/false; poll every `intervalMs`. */

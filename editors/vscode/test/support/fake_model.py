@@ -1,6 +1,6 @@
 """The fake model for the extension's tests and e2e run.
 
-``agent_host.testing.fake_model`` (the project's scripted Responses API fake)
+``agentls.testing.fake_model`` (the project's scripted Responses API fake)
 serving the JSON script given on the command line, one reply per request, and
 printing each request's body as ``request {json}`` on stdout so a test can
 check what reached the model (model name, effort, a steer, the selection).
@@ -24,7 +24,7 @@ import sys
 import threading
 from pathlib import Path
 
-from agent_host.testing.fake_model import FakeModel, Gate, RecordedRequest, Reply
+from agentls.testing.fake_model import FakeModel, Gate, RecordedRequest, Reply
 
 
 def load(script: str, gates: dict[str, Gate]) -> list[Reply]:

@@ -47,7 +47,7 @@ export class LanguageClient {
   initializeResult: any = {
     capabilities: {
       experimental: {
-        agentHost: {
+        agentls: {
           protocolVersion: 1,
           maxForks: 1,
           efforts: ['none', 'minimal', 'low', 'medium', 'high', 'xhigh'],

@@ -1,5 +1,5 @@
 /**
- * The real agent-host server over stdio, driven with vscode-jsonrpc (the
+ * The real agentls server over stdio, driven with vscode-jsonrpc (the
  * library vscode-languageclient sends its messages with), and a `Client` on
  * top of it so the extension's controller runs against the real thing.
  */
@@ -23,7 +23,7 @@ import type {
   ProgressToken,
   WorkDoneProgress,
 } from '../../src/protocol';
-import { AGENT_HOST, tempDir, waitFor } from './env';
+import { AGENTLS, tempDir, waitFor } from './env';
 
 const workDone = new ProgressType<WorkDoneProgress>();
 
@@ -60,7 +60,7 @@ export class ServerProcess implements Client {
     }
     const home = tempDir('home');
     scratch.push(home);
-    const child = spawn(AGENT_HOST, ['serve'], {
+    const child = spawn(AGENTLS, ['serve'], {
       cwd: workspace,
       // A home of its own: exec_command runs `bash -lc`, and the user's login
       // profile (pyenv, nvm...) is slow and not what these tests are about.
@@ -79,8 +79,8 @@ export class ServerProcess implements Client {
       rootUri: pathToFileURL(workspace).toString(),
       capabilities: { window: { workDoneProgress: true } },
       initializationOptions: { ...options, workspace },
-    })) as { capabilities: { experimental?: { agentHost?: AgentCapabilities } } };
-    server.caps = result.capabilities.experimental?.agentHost;
+    })) as { capabilities: { experimental?: { agentls?: AgentCapabilities } } };
+    server.caps = result.capabilities.experimental?.agentls;
     await connection.sendNotification('initialized', {});
     return server;
   }

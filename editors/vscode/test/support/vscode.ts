@@ -250,7 +250,7 @@ export function resetStub(): void {
 /** Change settings and fire onDidChangeConfiguration, as the Settings editor does. */
 export function changeSettings(values: Record<string, unknown>): void {
   Object.assign(stub.settings, values);
-  stub.configurationChanged.fire({ affectsConfiguration: (section: string) => section === 'agentHost' });
+  stub.configurationChanged.fire({ affectsConfiguration: (section: string) => section === 'agentls' });
 }
 
 export const window = {

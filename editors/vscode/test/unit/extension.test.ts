@@ -80,13 +80,13 @@ describe('the extension in a stub VS Code', () => {
   });
 
   test('the server gets the settings as initializationOptions; the status bar shows the pane and effort', async () => {
-    stub.settings['agentHost.model'] = 'gpt-test';
-    stub.settings['agentHost.effort'] = 'low';
+    stub.settings['agentls.model'] = 'gpt-test';
+    stub.settings['agentls.effort'] = 'low';
     const client = await activated();
-    assert.equal(client.id, 'agentHost', 'agentHost.trace.server is the trace setting');
+    assert.equal(client.id, 'agentls', 'agentls.trace.server is the trace setting');
     assert.deepEqual(client.clientOptions.initializationOptions(), { effort: 'low', fastMode: false, model: 'gpt-test' });
     assert.equal(statusText(), '$(hubot) Agent main: idle · low');
-    assert.equal(stub.statusBarItems[0].command, 'agentHost.showTranscript');
+    assert.equal(stub.statusBarItems[0].command, 'agentls.showTranscript');
   });
 
   test('Agent: Ask runs a turn with a cancellable progress notification and streams into the transcript', async () => {
@@ -110,7 +110,7 @@ describe('the extension in a stub VS Code', () => {
       return { pane: 'main', turnId: 1, status: 'completed', finalMessage: 'done' };
     };
     stub.inputs.push('Hello agent');
-    const done = vscode.commands.executeCommand('agentHost.ask');
+    const done = vscode.commands.executeCommand('agentls.ask');
     await waitFor('the turn to start', () => release !== undefined);
     const [progress] = stub.progress;
     assert.deepEqual(progress.options, {
@@ -118,7 +118,7 @@ describe('the extension in a stub VS Code', () => {
       title: 'Agent: Hello agent',
       cancellable: true,
     });
-    assert.deepEqual(stub.executed.filter((call) => call[1] === 'agentHost.running').at(-1), ['setContext', 'agentHost.running', true]);
+    assert.deepEqual(stub.executed.filter((call) => call[1] === 'agentls.running').at(-1), ['setContext', 'agentls.running', true]);
     assert.match(statusText(), /running/);
 
     // The transcript opened; its webview has a strict CSP and says it is ready.
@@ -154,7 +154,7 @@ describe('the extension in a stub VS Code', () => {
       if (method === 'agent/cancel') return { cancelled: 1, receipts: [] };
       return { pane: 'main', turnId: 1, status: 'completed', finalMessage: '' };
     };
-    await vscode.commands.executeCommand('agentHost.showTranscript');
+    await vscode.commands.executeCommand('agentls.showTranscript');
     const view = panel();
     view.webview.received.fire({ type: 'steer', text: 'use tabs' });
     view.webview.received.fire({ type: 'cancel' });
@@ -171,16 +171,16 @@ describe('the extension in a stub VS Code', () => {
 
   test('settings changes reach the running server without a reload', async () => {
     const client = await activated();
-    changeSettings({ 'agentHost.effort': 'high', 'agentHost.fastMode': true });
+    changeSettings({ 'agentls.effort': 'high', 'agentls.fastMode': true });
     await waitFor('didChangeConfiguration', () => client.notifications.length > 0);
     assert.deepEqual(client.notifications, [
       {
         method: 'workspace/didChangeConfiguration',
-        params: { settings: { agentHost: { effort: 'high', fastMode: true } } },
+        params: { settings: { agentls: { effort: 'high', fastMode: true } } },
       },
     ]);
     await waitFor('the status bar', () => statusText() === '$(hubot) Agent main: idle · high · fast');
-    changeSettings({ 'agentHost.serverCommand': '/opt/agent-host serve' });
+    changeSettings({ 'agentls.serverCommand': '/opt/agentls serve' });
     await waitFor('the restart offer', () => stub.messages.length > 0);
     assert.deepEqual(stub.messages[0].actions, ['Restart Server']);
     assert.equal(client.notifications.length, 1);
@@ -204,8 +204,8 @@ describe('the extension in a stub VS Code', () => {
 
   test('Show Server Log shows the output channel', async () => {
     await activated();
-    await vscode.commands.executeCommand('agentHost.showServerLog');
-    assert.equal(stub.outputChannels[0].name, 'Agent Host');
+    await vscode.commands.executeCommand('agentls.showServerLog');
+    assert.equal(stub.outputChannels[0].name, 'AgentLS');
     assert.equal(stub.outputChannels[0].shown, true);
   });
 

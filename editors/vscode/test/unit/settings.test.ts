@@ -35,16 +35,16 @@ describe('settings', () => {
         baseUrl: 'http://127.0.0.1:9/v1',
         effort: 'turbo',
         fastMode: true,
-        serverCommand: '/opt/agent host/bin/agent-host serve',
+        serverCommand: '/opt/agent host/bin/agentls serve',
         pythonPath: '/usr/bin/python3',
       }),
     );
     assert.equal(settings.model, 'gpt-test');
     assert.equal(settings.effort, 'medium');
     assert.equal(settings.fastMode, true);
-    assert.deepEqual(settings.serverCommand, ['/opt/agent', 'host/bin/agent-host', 'serve']);
-    assert.deepEqual(readSettings(reader({ serverCommand: ['/a b/agent-host', 'serve', ''] })).serverCommand, [
-      '/a b/agent-host',
+    assert.deepEqual(settings.serverCommand, ['/opt/agent', 'host/bin/agentls', 'serve']);
+    assert.deepEqual(readSettings(reader({ serverCommand: ['/a b/agentls', 'serve', ''] })).serverCommand, [
+      '/a b/agentls',
       'serve',
     ]);
   });
@@ -60,10 +60,10 @@ describe('settings', () => {
   test('didChangeConfiguration carries only what changed', () => {
     assert.equal(configurationChange(defaults, { ...defaults }), undefined);
     assert.deepEqual(configurationChange(defaults, { ...defaults, model: 'other' }), {
-      settings: { agentHost: { model: 'other' } },
+      settings: { agentls: { model: 'other' } },
     });
     assert.deepEqual(configurationChange(defaults, { ...defaults, effort: 'low', fastMode: true, baseUrl: 'u' }), {
-      settings: { agentHost: { baseUrl: 'u', effort: 'low', fastMode: true } },
+      settings: { agentls: { baseUrl: 'u', effort: 'low', fastMode: true } },
     });
     assert.equal(configurationChange(defaults, { ...defaults, pythonPath: '/p' }), undefined);
   });
@@ -71,13 +71,13 @@ describe('settings', () => {
   test('a new server command or Python needs a restart; the rest does not', () => {
     assert.equal(needsRestart(defaults, { ...defaults, model: 'x', effort: 'high' }), false);
     assert.equal(needsRestart(defaults, { ...defaults, pythonPath: '/p' }), true);
-    assert.equal(needsRestart(defaults, { ...defaults, serverCommand: ['agent-host', 'serve'] }), true);
+    assert.equal(needsRestart(defaults, { ...defaults, serverCommand: ['agentls', 'serve'] }), true);
   });
 
   test('command lines split like a shell', () => {
-    assert.deepEqual(splitCommandLine('agent-host serve'), ['agent-host', 'serve']);
-    assert.deepEqual(splitCommandLine(`  "/opt/my tools/agent-host"   serve --log-level 'DEBUG' `), [
-      '/opt/my tools/agent-host',
+    assert.deepEqual(splitCommandLine('agentls serve'), ['agentls', 'serve']);
+    assert.deepEqual(splitCommandLine(`  "/opt/my tools/agentls"   serve --log-level 'DEBUG' `), [
+      '/opt/my tools/agentls',
       'serve',
       '--log-level',
       'DEBUG',
@@ -92,31 +92,31 @@ describe('settings', () => {
       async pythonExtensionInterpreter() {
         return python;
       },
-      async hasAgentHost(this: { checked: string[] }, candidate: string) {
+      async hasAgentls(this: { checked: string[] }, candidate: string) {
         this.checked.push(candidate);
         return has;
       },
     });
 
-    test('agentHost.serverCommand wins', async () => {
-      const command = await resolveServerCommand({ ...defaults, serverCommand: ['/x/agent-host', 'serve'], pythonPath: '/p' }, probes('/py', true));
-      assert.deepEqual(command, { command: '/x/agent-host', args: ['serve'], source: 'agentHost.serverCommand' });
+    test('agentls.serverCommand wins', async () => {
+      const command = await resolveServerCommand({ ...defaults, serverCommand: ['/x/agentls', 'serve'], pythonPath: '/p' }, probes('/py', true));
+      assert.deepEqual(command, { command: '/x/agentls', args: ['serve'], source: 'agentls.serverCommand' });
     });
 
-    test('then agentHost.pythonPath', async () => {
+    test('then agentls.pythonPath', async () => {
       const command = await resolveServerCommand({ ...defaults, pythonPath: '/venv/bin/python' }, probes('/py', true));
       assert.deepEqual(command, {
         command: '/venv/bin/python',
-        args: ['-m', 'agent_host', 'serve'],
-        source: 'agentHost.pythonPath',
+        args: ['-m', 'agentls', 'serve'],
+        source: 'agentls.pythonPath',
       });
     });
 
-    test('then the Python extension interpreter, if it has agent_host', async () => {
+    test('then the Python extension interpreter, if it has agentls', async () => {
       const withIt = probes('/env/bin/python', true);
       assert.deepEqual(await resolveServerCommand(defaults, withIt), {
         command: '/env/bin/python',
-        args: ['-m', 'agent_host', 'serve'],
+        args: ['-m', 'agentls', 'serve'],
         source: 'Python extension',
       });
       assert.deepEqual(withIt.checked, ['/env/bin/python']);
@@ -124,15 +124,15 @@ describe('settings', () => {
       assert.equal(without.source, 'PATH');
     });
 
-    test('else agent-host on PATH', async () => {
+    test('else agentls on PATH', async () => {
       assert.deepEqual(await resolveServerCommand(defaults, probes(undefined, true)), {
-        command: 'agent-host',
+        command: 'agentls',
         args: ['serve'],
         source: 'PATH',
       });
       const failing = {
         pythonExtensionInterpreter: () => Promise.reject(new Error('no API')),
-        hasAgentHost: () => Promise.resolve(true),
+        hasAgentls: () => Promise.resolve(true),
       };
       assert.equal((await resolveServerCommand(defaults, failing)).source, 'PATH');
     });

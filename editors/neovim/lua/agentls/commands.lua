@@ -1,0 +1,122 @@
+-- User commands. Each one calls the public API in agentls/init.lua, which
+-- is only loaded when a command runs.
+local M = {}
+
+local function agent()
+  return require("agentls")
+end
+
+local function filter(items, lead)
+  return vim.tbl_filter(function(item)
+    return item:sub(1, #lead) == lead
+  end, items)
+end
+
+--- Open panes of the current workspace.
+function M.complete_panes(lead)
+  local session_mod = require("agentls.session")
+  local session = session_mod.get(session_mod.root_of(vim.api.nvim_get_current_buf()), false)
+  local names = session and session:pane_names() or { "main" }
+  if #names == 0 then
+    names = { "main" }
+  end
+  return filter(names, lead)
+end
+
+function M.complete_efforts(lead)
+  return filter(agent().efforts(), lead)
+end
+
+function M.complete_fast(lead)
+  return filter({ "on", "off", "toggle" }, lead)
+end
+
+--- Prompts mention files: complete the word under the cursor as a path.
+function M.complete_prompt(lead)
+  if lead == "" then
+    return {}
+  end
+  return vim.fn.getcompletion(lead, "file")
+end
+
+M.specs = {
+  AgentAsk = {
+    function(o)
+      agent().ask({ prompt = o.args, range = o.range > 0 and { o.line1, o.line2 } or nil })
+    end,
+    {
+      nargs = "*",
+      range = true,
+      complete = M.complete_prompt,
+      desc = "Ask the agent (with a range: about the selection)",
+    },
+  },
+  AgentSteer = {
+    function(o)
+      agent().steer({ prompt = o.args })
+    end,
+    { nargs = "*", complete = M.complete_prompt, desc = "Steer the agent's running turn" },
+  },
+  AgentCancel = {
+    function(o)
+      agent().cancel({ pane = o.args ~= "" and o.args or nil, all = o.bang })
+    end,
+    {
+      nargs = "?",
+      bang = true,
+      complete = M.complete_panes,
+      desc = "Cancel the running turn (!: every turn of the pane)",
+    },
+  },
+  AgentFork = {
+    function()
+      agent().fork()
+    end,
+    { nargs = 0, desc = "Fork the conversation into a pane beside it" },
+  },
+  AgentClose = {
+    function(o)
+      agent().close({ pane = o.args ~= "" and o.args or nil })
+    end,
+    { nargs = "?", complete = M.complete_panes, desc = "Close a pane (default: this one, else the fork)" },
+  },
+  AgentThinking = {
+    function(o)
+      agent().thinking(o.args)
+    end,
+    { nargs = "?", complete = M.complete_efforts, desc = "Set the thinking effort" },
+  },
+  AgentFast = {
+    function(o)
+      agent().fast(o.args ~= "" and o.args or nil)
+    end,
+    { nargs = "?", complete = M.complete_fast, desc = "Fast mode: on, off or toggle" },
+  },
+  AgentNew = {
+    function()
+      agent().new_session()
+    end,
+    { nargs = 0, desc = "Start a new conversation in the pane" },
+  },
+  AgentToggle = {
+    function(o)
+      agent().toggle({ pane = o.args ~= "" and o.args or nil })
+    end,
+    { nargs = "?", complete = M.complete_panes, desc = "Show or hide a transcript" },
+  },
+  AgentStop = {
+    function()
+      agent().stop()
+    end,
+    { nargs = 0, desc = "Stop this workspace's agentls server" },
+  },
+}
+
+--- Defines every command (again: it is idempotent).
+function M.create()
+  for name, spec in pairs(M.specs) do
+    vim.api.nvim_create_user_command(name, spec[1], spec[2])
+  end
+end
+
+return M

@@ -1,0 +1,224 @@
+-- agentls for Neovim: a coding agent in the editor, through the built-in
+-- vim.lsp client. Public API; every command and keymap calls one of these.
+local config = require("agentls.config")
+local util = require("agentls.util")
+
+local api = vim.api
+local M = {}
+
+local initialized = false
+
+--- Autocommands every entry point needs, with or without setup().
+local function ensure()
+  if initialized then
+    return
+  end
+  initialized = true
+  require("agentls.progress").setup()
+  local group = api.nvim_create_augroup("agentls", { clear = true })
+  api.nvim_create_autocmd("VimLeavePre", {
+    group = group,
+    callback = function()
+      require("agentls.session").stop_all()
+    end,
+  })
+end
+
+--- Configure the plugin (every option is optional; see :h agentls-options).
+--- Defines the commands and <Plug> mappings (plugin/agentls.lua already
+--- did unless your plugin manager skips plugin/ scripts) and the default keymaps.
+--- @param opts? agentls.Options
+function M.setup(opts)
+  config.set(opts)
+  ensure()
+  require("agentls.commands").create()
+  local keymaps = require("agentls.keymaps")
+  keymaps.plugs()
+  keymaps.defaults()
+end
+
+local function target()
+  ensure()
+  return require("agentls.session").target(api.nvim_get_current_buf())
+end
+
+local function input(prompt, callback)
+  vim.ui.input({ prompt = prompt }, function(text)
+    if text and text:match("%S") then
+      callback(text)
+    end
+  end)
+end
+
+--- Send a prompt to the agent (a new Turn).
+--- @param opts? {prompt?: string, range?: {integer, integer}, pane?: string}
+--- `range`: lines (1-based) of the current buffer whose selection goes along
+--- as context.selection. Without `prompt`, asks for one.
+function M.ask(opts)
+  opts = opts or {}
+  local bufnr = api.nvim_get_current_buf()
+  local session, pane = target()
+  pane = opts.pane or pane
+  local context, display
+  if opts.range then
+    local selection
+    selection, display = require("agentls.selection").get(bufnr, opts.range[1], opts.range[2], session.root)
+    context = { selection = selection }
+  end
+  if config.options.context.documents then
+    context = context or {}
+    context.documents = require("agentls.selection").documents(session.root)
+  end
+  local function send(prompt)
+    session:submit({ pane = pane, prompt = prompt, context = context, display = display })
+  end
+  if opts.prompt and opts.prompt:match("%S") then
+    send(opts.prompt)
+  else
+    input(display and ("Ask about the " .. display .. ": ") or "Ask the agent: ", send)
+  end
+end
+
+--- Add a message to the running Turn (a Steer); with no turn running, it starts one.
+--- @param opts? {prompt?: string, pane?: string}
+function M.steer(opts)
+  opts = opts or {}
+  local session, pane = target()
+  pane = opts.pane or pane
+  if opts.prompt and opts.prompt:match("%S") then
+    session:steer(pane, opts.prompt)
+  else
+    input("Steer the agent: ", function(text)
+      session:steer(pane, text)
+    end)
+  end
+end
+
+--- Cancel the running Turn of a pane (all of its turns with `all`).
+--- @param opts? {pane?: string, all?: boolean}
+function M.cancel(opts)
+  opts = opts or {}
+  local session, pane = target()
+  session:cancel(opts.pane or pane, opts.all)
+end
+
+--- Fork the pane's conversation into a new pane, shown beside it.
+function M.fork(opts)
+  opts = opts or {}
+  local session, pane = target()
+  session:fork(opts.pane or pane)
+end
+
+--- Close a pane (default: this transcript's pane, else the open fork).
+--- Closing main while a fork is open makes the fork the new main; closing
+--- main alone starts a new conversation.
+function M.close(opts)
+  opts = opts or {}
+  local session, pane = target()
+  local name = opts.pane
+  if not name then
+    if require("agentls.transcript").by_buf[api.nvim_get_current_buf()] then
+      name = pane
+    else
+      local fork = session:fork_pane()
+      if not fork then
+        util.notify("no fork is open (to start main afresh: :AgentClose main or :AgentNew)")
+        return
+      end
+      name = fork.name
+    end
+  end
+  session:close(name)
+end
+
+--- The efforts the server accepts (from its capabilities once it runs).
+function M.efforts()
+  local session =
+    require("agentls.session").get(require("agentls.session").root_of(api.nvim_get_current_buf()), false)
+  return (session and session.efforts) or config.efforts
+end
+
+--- Set the thinking effort of the pane (asks when `effort` is nil).
+function M.thinking(effort)
+  local session, pane = target()
+  local efforts = M.efforts()
+  if not effort or effort == "" then
+    vim.ui.select(efforts, { prompt = "Thinking effort: " }, function(choice)
+      if choice then
+        session:set_thinking(pane, choice)
+      end
+    end)
+    return
+  end
+  if not vim.tbl_contains(efforts, effort) then
+    util.error(("unknown effort %q: use one of %s"):format(effort, table.concat(efforts, ", ")))
+    return
+  end
+  session:set_thinking(pane, effort)
+end
+
+--- Fast mode of the pane: true, false, "on", "off", or nil / "toggle".
+function M.fast(value)
+  local session, pane = target()
+  local enabled
+  if value == true or value == "on" then
+    enabled = true
+  elseif value == false or value == "off" then
+    enabled = false
+  elseif value == nil or value == "" or value == "toggle" then
+    enabled = not session:fast_mode(pane)
+  else
+    util.error(("expected on, off or toggle, not %q"):format(tostring(value)))
+    return
+  end
+  session:set_fast(pane, enabled)
+end
+
+--- Start a new conversation in the pane (it must be idle).
+function M.new_session()
+  local session, pane = target()
+  session:new_session(pane)
+end
+
+--- Show or hide a pane's transcript (default: main).
+function M.toggle(opts)
+  opts = opts or {}
+  local session, pane = target()
+  local name = opts.pane or pane
+  local p = session:pane(name, name == "main")
+  if not p then
+    util.error(("there is no pane %q"):format(name))
+    return
+  end
+  if p.transcript:window() then
+    p.transcript:hide()
+  else
+    session:show(p, { focus = true })
+  end
+end
+
+--- Stop the server of this workspace (the next command starts a new one).
+function M.stop()
+  local session = target()
+  session:stop()
+end
+
+--- The statusline component (see :h agentls-statusline).
+function M.statusline()
+  return require("agentls.progress").statusline()
+end
+
+--- A snapshot of the current workspace's session: panes, running turns, settings.
+function M.status()
+  local session = target()
+  return session:status()
+end
+
+--- The transcript buffer of a pane of the current workspace, if it exists.
+function M.transcript_buf(pane)
+  local session = target()
+  local p = session.panes[pane or "main"]
+  return p and p.transcript.buf or nil
+end
+
+return M

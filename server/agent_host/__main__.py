@@ -1,3 +1,0 @@
-from agent_host.cli import main
-
-raise SystemExit(main())

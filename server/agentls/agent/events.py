@@ -1,0 +1,120 @@
+"""The agent's event stream: one ordered stream per agent, ``seq`` without gaps.
+
+Each event class carries the ``kind`` it has on the wire (protocol.md,
+``agent/event``), so the protocol layer converts without a lookup table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+from agentls.agent.receipt import Receipt
+from agentls.model.types import Usage
+
+TurnStatus = Literal["completed", "cancelled", "failed"]
+ToolStatus = Literal["completed", "failed", "cancelled"]
+
+
+@dataclass(slots=True, kw_only=True)
+class AgentEvent:
+    kind: ClassVar[str]
+    seq: int = 0
+    turn_id: int | None = None
+
+
+@dataclass(slots=True, kw_only=True)
+class TurnStarted(AgentEvent):
+    kind: ClassVar[str] = "turn.started"
+    prompt: str
+
+
+@dataclass(slots=True, kw_only=True)
+class TextDelta(AgentEvent):
+    kind: ClassVar[str] = "message.delta"
+    text: str
+
+
+@dataclass(slots=True, kw_only=True)
+class ReasoningDelta(AgentEvent):
+    kind: ClassVar[str] = "reasoning.delta"
+    text: str
+
+
+@dataclass(slots=True, kw_only=True)
+class ToolStarted(AgentEvent):
+    kind: ClassVar[str] = "tool.started"
+    call_id: str
+    tool: str
+    title: str
+    arguments: dict[str, Any]
+
+
+@dataclass(slots=True, kw_only=True)
+class ToolOutput(AgentEvent):
+    kind: ClassVar[str] = "tool.output"
+    call_id: str
+    text: str
+
+
+@dataclass(slots=True, kw_only=True)
+class ToolFinished(AgentEvent):
+    kind: ClassVar[str] = "tool.finished"
+    call_id: str
+    status: ToolStatus
+    exit_code: int | None = None
+
+
+@dataclass(slots=True, kw_only=True)
+class SteerAdmitted(AgentEvent):
+    kind: ClassVar[str] = "steer.admitted"
+    text: str
+
+
+@dataclass(slots=True, kw_only=True)
+class SteerApplied(AgentEvent):
+    kind: ClassVar[str] = "steer.applied"
+    text: str
+
+
+@dataclass(slots=True, kw_only=True)
+class UsageUpdated(AgentEvent):
+    """The turn's usage so far (cumulative over its model requests)."""
+
+    kind: ClassVar[str] = "usage"
+    usage: Usage
+
+
+@dataclass(slots=True, kw_only=True)
+class ModelRetry(AgentEvent):
+    """A model request failed and will be retried; text streamed since the
+    last committed step is void and will be sent again."""
+
+    kind: ClassVar[str] = "model.retry"
+    attempt: int
+    max_attempts: int
+    delay: float
+    reason: str
+
+
+@dataclass(slots=True, kw_only=True)
+class PlanStep:
+    step: str
+    status: Literal["pending", "in_progress", "completed"]
+
+
+@dataclass(slots=True, kw_only=True)
+class PlanUpdated(AgentEvent):
+    kind: ClassVar[str] = "plan.updated"
+    explanation: str | None
+    plan: list[PlanStep] = field(default_factory=list)
+
+
+@dataclass(slots=True, kw_only=True)
+class TurnFinished(AgentEvent):
+    kind: ClassVar[str] = "turn.finished"
+    status: TurnStatus
+    final_message: str = ""
+    error: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    receipt: Receipt | None = None

@@ -1,0 +1,149 @@
+"""Command line: ``agentls serve | exec | demo | apply-patch``.
+
+Imports are local to each command: ``serve`` must answer ``initialize``
+quickly, so it never pays for what only ``exec`` or ``demo`` need.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from agentls import __version__
+
+
+def _address(value: str) -> tuple[str, int]:
+    host, _, port = value.rpartition(":")
+    if not port.isdigit():
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT or PORT, got {value!r}")
+    return host or "127.0.0.1", int(port)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from agentls.server import logs
+
+    logs.configure(args.log_level, args.log_file)
+    from agentls.server.app import AgentServer, ServerOptions
+    from agentls.server.transport import serve_stdio, serve_tcp, serve_ws
+
+    address = args.tcp or args.ws
+    if address is not None and not _loopback(address[0]):
+        if not args.allow_remote:
+            print(
+                f"refusing to listen on {address[0]}: only loopback addresses are allowed "
+                "unless you pass --allow-remote (and a --token clients must present)",
+                file=sys.stderr,
+            )
+            return 2
+        if not args.token:
+            print("--allow-remote needs --token: clients must present it", file=sys.stderr)
+            return 2
+    server = AgentServer(ServerOptions(log_level=args.log_level, token=args.token))
+    _bridge_logs(server)
+    if args.tcp is not None:
+        return serve_tcp(server, *args.tcp)
+    if args.ws is not None:
+        return serve_ws(server, *args.ws)
+    return serve_stdio(server)
+
+
+def _loopback(host: str) -> bool:
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _bridge_logs(server: object) -> None:
+    import logging
+    import os
+
+    from agentls.server.app import AgentServer
+    from agentls.server.logs import ClientLogHandler
+
+    assert isinstance(server, AgentServer)
+
+    def secret() -> str | None:
+        return os.environ.get("OPENAI_API_KEY")
+
+    def send(params: object) -> None:
+        if server.started:
+            server.window_log_message(params)  # type: ignore[arg-type]
+
+    logging.getLogger("agentls").addHandler(ClientLogHandler(send, secret))
+
+
+def _apply_patch(args: argparse.Namespace) -> int:
+    from agentls.tools.apply_patch import main as apply_patch_main
+
+    return apply_patch_main(sys.stdin.buffer.read(), ".")
+
+
+def _exec(args: argparse.Namespace) -> int:
+    from agentls.client.exec import run_exec
+
+    return run_exec(args)
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from agentls.demo import run_demo
+
+    return run_demo(args)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="agentls",
+        description="A coding agent that lives inside the editor.",
+    )
+    parser.add_argument("--version", action="version", version=f"agentls {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="run the language server (stdio by default)")
+    where = serve.add_mutually_exclusive_group()
+    where.add_argument("--stdio", action="store_true", help="serve on stdin/stdout (default)")
+    where.add_argument("--tcp", type=_address, metavar="HOST:PORT", help="serve one client on TCP")
+    where.add_argument(
+        "--ws", type=_address, metavar="HOST:PORT", help="serve one client on WebSocket"
+    )
+    serve.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="allow --tcp/--ws on a non-loopback address (needs --token)",
+    )
+    serve.add_argument("--token", help="clients must send this as initializationOptions.token")
+    serve.add_argument(
+        "--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"]
+    )
+    serve.add_argument("--log-file", help="log here instead of stderr")
+    serve.set_defaults(run=_serve)
+
+    run = sub.add_parser("exec", help="run one turn in the current directory and print it")
+    run.add_argument("prompt", nargs="+", help="what to ask the agent")
+    run.add_argument("--model", help="model name (default: $AGENTLS_MODEL or gpt-5.1-codex)")
+    run.add_argument("--base-url", help="Responses API base URL (default: $OPENAI_BASE_URL)")
+    run.add_argument("--effort", choices=["none", "minimal", "low", "medium", "high", "xhigh"])
+    run.add_argument("--fast", action="store_true", help="fast mode (priority service tier)")
+    run.add_argument("--workspace", help="directory to work in (default: the current one)")
+    run.set_defaults(run=_exec)
+
+    demo = sub.add_parser("demo", help="a scripted session on an example repository, offline")
+    demo.add_argument("--keep", action="store_true", help="keep the example repository afterwards")
+    demo.set_defaults(run=_demo)
+
+    patch = sub.add_parser(
+        "apply-patch",
+        help="apply a *** Begin Patch patch read on stdin in the current directory",
+    )
+    patch.set_defaults(run=_apply_patch)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args.run(args))

@@ -1,0 +1,152 @@
+"""Outgoing JSON: results and ``agent/event`` payloads, built as plain dicts.
+
+Plain dicts because this is the hot path of a fast stream: no converter walk
+per event. Optional fields are left out when empty rather than sent as null,
+except ``turnId`` of pane events, which the protocol defines as null.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentls.agent import events as ev
+from agentls.agent.receipt import Receipt
+from agentls.model.types import Usage
+from agentls.worker.messages import TurnFinished
+
+JSON = dict[str, Any]
+
+
+def usage(value: Usage) -> JSON:
+    return {
+        "inputTokens": value.input_tokens,
+        "outputTokens": value.output_tokens,
+        "reasoningTokens": value.reasoning_tokens,
+        "cachedTokens": value.cached_tokens,
+    }
+
+
+def receipt(value: Receipt) -> JSON:
+    return {
+        "turnId": value.turn_id,
+        "abortedToolCalls": [
+            {"callId": c.call_id, "tool": c.tool} for c in value.aborted_tool_calls
+        ],
+        "killedProcesses": value.killed_processes,
+        "survivingProcesses": value.surviving_processes,
+    }
+
+
+def turn_result(
+    pane: str,
+    turn_id: int,
+    status: str,
+    final_message: str,
+    error: str | None,
+    turn_usage: Usage | None,
+    turn_receipt: Receipt | None,
+) -> JSON:
+    result: JSON = {
+        "pane": pane,
+        "turnId": turn_id,
+        "status": status,
+        "finalMessage": final_message,
+    }
+    if error is not None:
+        result["error"] = error
+    if turn_usage is not None:
+        result["usage"] = usage(turn_usage)
+    if turn_receipt is not None:
+        result["receipt"] = receipt(turn_receipt)
+    return result
+
+
+def finished_result(finished: TurnFinished) -> JSON:
+    """The ``TurnResult`` of a turn the worker reported finished."""
+    error = finished.error
+    if finished.status == "failed" and error is None:
+        error = "the turn failed"
+    return turn_result(
+        finished.pane,
+        finished.id,
+        finished.status,
+        finished.final_message,
+        error,
+        finished.usage,
+        finished.receipt,
+    )
+
+
+def event_payload(event: ev.AgentEvent) -> JSON:
+    """The kind-specific fields of an agent event (without pane/turnId/seq)."""
+    match event:
+        case ev.TextDelta() | ev.ReasoningDelta() | ev.SteerAdmitted() | ev.SteerApplied():
+            return {"text": event.text}
+        case ev.ToolOutput():
+            return {"callId": event.call_id, "text": event.text}
+        case ev.TurnStarted():
+            return {"prompt": event.prompt}
+        case ev.ToolStarted():
+            return {
+                "callId": event.call_id,
+                "tool": event.tool,
+                "title": event.title,
+                "arguments": event.arguments,
+            }
+        case ev.ToolFinished():
+            payload: JSON = {"callId": event.call_id, "status": event.status}
+            if event.exit_code is not None:
+                payload["exitCode"] = event.exit_code
+            return payload
+        case ev.UsageUpdated():
+            return usage(event.usage)
+        case ev.ModelRetry():
+            return {
+                "attempt": event.attempt,
+                "maxAttempts": event.max_attempts,
+                "delayMs": round(event.delay * 1000),
+                "reason": event.reason,
+            }
+        case ev.PlanUpdated():
+            payload = {"plan": [{"step": s.step, "status": s.status} for s in event.plan]}
+            if event.explanation is not None:
+                payload["explanation"] = event.explanation
+            return payload
+        case ev.TurnFinished():
+            return {
+                "status": event.status,
+                "finalMessage": event.final_message,
+                **({"error": event.error} if event.error is not None else {}),
+                "usage": usage(event.usage),
+                **({"receipt": receipt(event.receipt)} if event.receipt is not None else {}),
+            }
+    raise TypeError(f"no wire form for {type(event).__name__}")
+
+
+def event_params(pane: str, seq: int, event: ev.AgentEvent) -> JSON:
+    params: JSON = {"pane": pane, "turnId": event.turn_id, "seq": seq, "kind": event.kind}
+    params.update(event_payload(event))
+    if isinstance(event, ev.TurnFinished):
+        params["pane"] = pane  # TurnResult fields include the pane
+    return params
+
+
+def delta_params(
+    pane: str, seq: int, kind: str, turn_id: int | None, text: str, call_id: str | None = None
+) -> JSON:
+    """A coalesced text delta (several events' text joined, in order)."""
+    params: JSON = {"pane": pane, "turnId": turn_id, "seq": seq, "kind": kind}
+    if call_id is not None:
+        params["callId"] = call_id
+    params["text"] = text
+    return params
+
+
+def pane_event(pane: str, seq: int, kind: str, **fields: Any) -> JSON:
+    return {
+        "pane": pane,
+        "turnId": None,
+        "seq": seq,
+        "kind": kind,
+        **{k: v for k, v in fields.items() if v is not None},
+    }

@@ -1,0 +1,104 @@
+"""Wire types of protocol v1: the params of every ``agent/*`` request.
+
+Field names are snake_case here and camelCase on the wire (the converter
+renames). Defaults are the protocol's defaults. Results and notifications are
+built as plain JSON by ``protocol.convert``.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import attrs
+
+from agentls.effort import Effort
+from agentls.protocol.options import Approval
+
+ProgressToken = int | str
+__all__ = ["Approval"]
+
+
+@attrs.define(frozen=True)
+class Position:
+    line: int
+    character: int
+
+
+@attrs.define(frozen=True)
+class Range:
+    start: Position
+    end: Position
+
+
+@attrs.define(frozen=True)
+class Selection:
+    uri: str
+    range: Range
+    text: str
+
+
+@attrs.define(frozen=True)
+class Context:
+    selection: Selection | None = None
+    documents: list[str] | None = None
+
+
+@attrs.define(frozen=True)
+class SubmitParams:
+    prompt: str
+    pane: str = "main"
+    context: Context | None = None
+    work_done_token: ProgressToken | None = None
+
+
+@attrs.define(frozen=True)
+class SteerParams:
+    prompt: str
+    pane: str = "main"
+    expected_turn_id: int | None = None
+
+
+@attrs.define(frozen=True)
+class CancelParams:
+    pane: str = "main"
+    turn_id: int | None = None
+
+
+@attrs.define(frozen=True)
+class ForkParams:
+    pane: str = "main"
+
+
+@attrs.define(frozen=True)
+class ClosePaneParams:
+    pane: str
+
+
+@attrs.define(frozen=True)
+class SetThinkingParams:
+    effort: Effort
+    pane: str = "main"
+
+
+@attrs.define(frozen=True)
+class SetFastModeParams:
+    enabled: bool
+    pane: str = "main"
+
+
+@attrs.define(frozen=True)
+class SetApprovalParams:
+    approval: Approval
+    pane: str = "main"
+
+
+@attrs.define(frozen=True)
+class AuxiliaryParams:
+    prompt: str
+    pane: str = "main"
+    context: Literal["clean", "conversation"] = "clean"
+
+
+@attrs.define(frozen=True)
+class NewSessionParams:
+    pane: str = "main"

@@ -1,0 +1,470 @@
+"""The language server: pygls plumbing for protocol v1.
+
+``AgentProtocol`` fixes what pygls gets wrong for custom methods (a request
+whose params fail to parse gets an error response instead of none; our params
+arrive raw so they are parsed strictly in the handler), advertises
+``experimental.agentls`` and owns the LSP life cycle. ``AgentServer`` holds
+the session and registers the handlers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import logging
+import threading
+from collections.abc import Awaitable, Callable, Generator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import cattrs
+from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol, default_converter
+from pygls.protocol.language_server import lsp_method
+
+from agentls import __version__
+from agentls.protocol import errors, methods
+from agentls.protocol.converter import camel, parse
+from agentls.protocol.options import InitializationOptions
+from agentls.server.paths import workspace_from
+
+if TYPE_CHECKING:
+    from agentls.server.session import Session
+
+log = logging.getLogger(__name__)
+
+# Larger integers are refused by int() (CPython's guard against quadratic
+# parsing); they are never meaningful here, so they become infinity instead.
+_MAX_INT_DIGITS = 4000
+
+
+def _parse_int(digits: str) -> int | float:
+    if len(digits) > _MAX_INT_DIGITS:
+        return float("-inf") if digits.startswith("-") else float("inf")
+    return int(digits)
+
+
+def _valid_id(value: Any) -> bool:
+    # JSON-RPC 2.0: a string, a number or null (discouraged, but allowed).
+    return value is None or (isinstance(value, str | int | float) and not isinstance(value, bool))
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).splitlines() or [type(exc).__name__])[0][:200]
+
+
+def _structuring_error(exc: JsonRpcException, method: str) -> str:
+    """``invalid params: processId: expected …`` for a standard LSP request."""
+    cause = exc.__cause__
+    if isinstance(cause, cattrs.BaseValidationError):
+        details = []
+        for message in cattrs.transform_error(cause):
+            text, _, path = message.rpartition(" @ ")
+            where = ".".join(camel(p) for p in path.removeprefix("$.").split(".") if p)
+            details.append(f"{where.removeprefix('params.') or 'params'}: {text}")
+        return f"invalid params of {method}: " + "; ".join(details)
+    return f"invalid params of {method}: {_first_line(cause or exc)}"
+
+
+@attrs.define
+class RawRequest:
+    """A request whose params we parse ourselves (so bad params get -32602)."""
+
+    id: int | str
+    method: str
+    jsonrpc: str
+    params: Any = None
+
+
+@attrs.define
+class RawResponse:
+    id: int | str
+    jsonrpc: str
+    result: Any = None
+
+
+@attrs.define
+class RawNotification:
+    method: str
+    jsonrpc: str
+    params: Any = None
+
+
+@dataclass(frozen=True)
+class ServerOptions:
+    """Set on the command line, before any client connects."""
+
+    log_level: str = "WARNING"
+    # Required in ``initializationOptions.token`` when set (non-loopback listeners).
+    token: str | None = None
+
+
+class SoftCancel:
+    """``$/cancelRequest`` for a submit: cancels the turn, not the handler task,
+    so the request is answered with the turn's (cancelled) result."""
+
+    __slots__ = ("_callback", "requested")
+
+    def __init__(self) -> None:
+        self.requested = False
+        self._callback: Callable[[], None] | None = None
+
+    def request(self) -> None:
+        self.requested = True
+        if self._callback is not None:
+            self._callback()
+
+    def on_request(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` when cancellation is requested (now, if it already was)."""
+        self._callback = callback
+        if self.requested:
+            callback()
+
+
+class AgentProtocol(LanguageServerProtocol):
+    _server: AgentServer
+
+    def get_message_type(self, method: str) -> type[Any] | None:  # type: ignore[override]
+        if method in methods.CLIENT_REQUESTS:
+            return RawRequest
+        return super().get_message_type(method)
+
+    def get_result_type(self, method: str) -> type[Any] | None:  # type: ignore[override]
+        if method == methods.REQUEST_APPROVAL:
+            return RawResponse  # the editor's answer, as plain JSON
+        return super().get_result_type(method)
+
+    # --- intake: every message passes here first -------------------------------------
+
+    def receive(self, body: bytes | str) -> None:
+        """One message off the wire. Malformed messages are answered here, with
+        the code JSON-RPC gives them, before pygls sees them: pygls drops some
+        silently and answers others with a traceback."""
+        try:
+            text = body.decode("utf-8") if isinstance(body, bytes) else body
+            data = json.loads(text, parse_int=_parse_int)
+        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+            self.reply_error(None, errors.PARSE_ERROR, f"Parse error: {_first_line(exc)}")
+            return
+        self.receive_object(data)
+
+    def receive_object(self, data: Any) -> None:
+        if not isinstance(data, dict):
+            self.reply_error(
+                None, errors.INVALID_REQUEST, "Invalid Request: a message must be one JSON object"
+            )
+            return
+        has_id = "id" in data
+        msg_id = data.get("id")
+        reply_id = msg_id if _valid_id(msg_id) else None
+        if data.get("jsonrpc") != "2.0":
+            self.reply_error(
+                reply_id, errors.INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"'
+            )
+            return
+        if "method" not in data:
+            if has_id and ("result" in data or "error" in data):
+                self._dispatch(data)  # the answer to one of our own requests
+            else:
+                self.reply_error(reply_id, errors.INVALID_REQUEST, "Invalid Request: no method")
+            return
+        method = data["method"]
+        if not isinstance(method, str):
+            self.reply_error(
+                reply_id, errors.INVALID_REQUEST, "Invalid Request: method must be a string"
+            )
+            return
+        if has_id and not _valid_id(msg_id):
+            self.reply_error(
+                None, errors.INVALID_REQUEST, "Invalid Request: id must be a string or a number"
+            )
+            return
+        server = self._server
+        if has_id and (self._shutdown or server.shutdown_requested) and method != lsp.EXIT:
+            self.reply_error(
+                msg_id, errors.INVALID_REQUEST, "Invalid Request: the server is shutting down"
+            )
+            return
+        if has_id and method in methods.CLIENT_REQUESTS and server.configured is None:
+            # Checked now, not when the handler starts: an initialize right
+            # behind this request must not let it through.
+            self.reply_error(
+                msg_id,
+                errors.INVALID_REQUEST,
+                "the server is not initialized yet: send initialize first",
+            )
+            return
+        data.setdefault("params", None)
+        self._dispatch(data, method if has_id else None)
+
+    def _dispatch(self, data: dict[str, Any], request: str | None = None) -> None:
+        try:
+            message = self.structure_message(data)
+        except JsonRpcException as exc:
+            if request is not None:
+                self.reply_error(
+                    data["id"], errors.INVALID_PARAMS, _structuring_error(exc, request)
+                )
+            else:
+                log.warning(
+                    "ignoring a malformed %s message: %s", data.get("method", "response"), exc
+                )
+            return
+        if request is not None and not hasattr(message, "id"):
+            # LSP defines this method as a notification: pygls would take the
+            # request for one and never answer it.
+            self.reply_error(
+                data["id"],
+                errors.METHOD_NOT_FOUND,
+                f"Method Not Found: {request} is a notification, not a request",
+            )
+            return
+        self.handle_message(message)
+
+    def _send_response(
+        self, msg_id: Any, result: Any | None = None, error: Any | None = None
+    ) -> None:
+        # As a plain dict, so that every response carries its id — null
+        # included, which pygls's response classes would leave out.
+        self._result_types.pop(msg_id, None)
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": msg_id}
+        if error is not None:
+            message["error"] = error
+        else:
+            message["result"] = result
+        self._send_data(message)
+
+    def reply_error(self, msg_id: Any, code: int, message: str) -> None:
+        # A plain dict, so that an id of null is sent as null (pygls omits it).
+        self._send_data(
+            {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
+        )
+
+    def _handle_request(self, msg_id: Any, method_name: str, params: Any) -> None:
+        if method_name == lsp.SHUTDOWN:
+            # Known at once, so an ``exit`` right behind it still exits with 0.
+            self._server.shutdown_requested = True
+        if method_name == methods.SUBMIT:
+            # Registered before the handler task exists: a cancel that arrives
+            # before it starts must still end in a normal TurnResult.
+            self._server.soft_cancels[msg_id] = SoftCancel()
+        super()._handle_request(msg_id, method_name, params)
+
+    def _handle_cancel_notification(self, msg_id: Any) -> None:
+        soft = self._server.soft_cancels.get(msg_id)
+        if soft is not None:
+            soft.request()
+            return
+        super()._handle_cancel_notification(msg_id)
+
+    @lsp_method(lsp.INITIALIZE)
+    def lsp_initialize(
+        self, params: lsp.InitializeParams
+    ) -> Generator[Any, Any, lsp.InitializeResult]:
+        server = self._server
+        if server.configured is not None:
+            raise errors.InvalidRequest("initialize was already received")
+        options = parse(
+            params.initialization_options, InitializationOptions, what="initializationOptions"
+        )
+        expected = server.options.token
+        if expected is not None and options.token != expected:
+            raise errors.InvalidRequest(
+                "this server requires a token: pass initializationOptions.token"
+            )
+        result: lsp.InitializeResult = yield from super().lsp_initialize(params)
+        folders = [folder.uri for folder in params.workspace_folders or ()]
+        root, source = workspace_from(options, params.root_uri, params.root_path, folders)
+        if not root.is_dir():
+            raise JsonRpcInvalidParams(
+                f"invalid params: {source}: the workspace {str(root)!r} is not a directory"
+            )
+        # The session (agents, worker, model client) starts once the client
+        # has this answer (``initialized``), so that answering initialize pays
+        # only for pygls itself.
+        server.configured = (options, root)
+        result.capabilities.experimental = {"agentls": methods.capabilities()}
+        return result
+
+    @lsp_method(lsp.EXIT)
+    def lsp_exit(self, *args: Any) -> Generator[Any, Any, None]:
+        # Standard LSP: exit code 0 after shutdown, 1 without it. The transport
+        # stops the session in order and exits with that code.
+        shut_down = self._shutdown or self._server.shutdown_requested
+        self._server.request_exit(0 if shut_down else 1)
+        yield from ()
+
+
+def load_session_code() -> None:
+    import agentls.server.approval
+    import agentls.server.handlers
+    import agentls.server.session  # noqa: F401
+
+
+def preload() -> None:
+    """Import what the session and the first turn need (on a background thread)."""
+    load_session_code()
+    from agentls.model.client import warm_up
+
+    warm_up()
+
+
+class AgentServer(LanguageServer):
+    def __init__(self, options: ServerOptions | None = None) -> None:
+        super().__init__(
+            "agentls",
+            __version__,
+            protocol_cls=AgentProtocol,
+            converter_factory=default_converter,
+            max_workers=4,
+        )
+        self.options = options or ServerOptions()
+        # Set by initialize; the session is made from it.
+        self.configured: tuple[InitializationOptions, Path] | None = None
+        self._session: Session | None = None
+        self._starting: asyncio.Task[Session] | None = None
+        self.exit_requested = asyncio.Event()
+        self.exit_code = 0
+        self.shutdown_requested = False
+        self._inflight: set[asyncio.Task[Any]] = set()
+        self.soft_cancels: dict[Any, SoftCancel] = {}
+        # Turn ids are unique for the life of the server, whatever session.
+        self._turn_ids = itertools.count(1)
+        self._register()
+
+    @property
+    def intake(self) -> Callable[[bytes | str], None]:
+        """Where the transports hand every message they read."""
+        protocol = self.protocol
+        assert isinstance(protocol, AgentProtocol)
+        return protocol.receive
+
+    # --- the session ------------------------------------------------------------------
+
+    @property
+    def started(self) -> bool:
+        return self._session is not None
+
+    async def session(self) -> Session:
+        """The running session, started on first use after initialize."""
+        if self._session is not None:
+            if self._session.stopping:
+                raise errors.AgentStopped()
+            return self._session
+        if self.configured is None:
+            raise errors.InvalidRequest("the server is not initialized yet: send initialize first")
+        if self.shutdown_requested or self.exit_requested.is_set():
+            raise errors.AgentStopped()
+        if self._starting is None:
+            self._starting = asyncio.ensure_future(self._start())
+        return await asyncio.shield(self._starting)
+
+    async def _start(self) -> Session:
+        await asyncio.to_thread(load_session_code)  # off the loop; done already if preload won
+        from agentls.server.approval import EditorApprover
+        from agentls.server.session import Session
+
+        assert self.configured is not None
+        options, root = self.configured
+        session = Session(self._notify_event, EditorApprover(self), self.next_turn_id)
+        await session.start(options, root)
+        self._session = session
+        return session
+
+    async def stop_session(self) -> None:
+        """Cancel every turn, answer every request, kill every process."""
+        if self._starting is not None:
+            try:
+                await self._starting
+            except Exception:
+                pass
+        if self._session is not None:
+            await self._session.stop()
+        await self.wait_for_requests()
+
+    def _notify_event(self, params: dict[str, Any]) -> None:
+        # A plain dict goes straight to json.dumps: the cheapest notification pygls can send.
+        self.protocol._send_data({"jsonrpc": "2.0", "method": methods.EVENT, "params": params})
+
+    def request_exit(self, code: int) -> None:
+        if not self.exit_requested.is_set():
+            self.exit_code = code
+            self.exit_requested.set()
+
+    def next_turn_id(self) -> int:
+        return next(self._turn_ids)
+
+    def soft_cancel(self) -> SoftCancel:
+        """The soft cancel of the request being handled (a fresh one if it has none)."""
+        msg_id = self.protocol.msg_id
+        return self.soft_cancels.get(msg_id) or SoftCancel()
+
+    def forget_request(self) -> None:
+        self.soft_cancels.pop(self.protocol.msg_id, None)
+
+    @property
+    def supports_progress(self) -> bool:
+        window = self.client_capabilities.window if self.protocol._workspace else None
+        return bool(window and window.work_done_progress)
+
+    # --- handlers -----------------------------------------------------------------------
+
+    def _dispatcher(self, name: str) -> Callable[[Any], Awaitable[Any]]:
+        """The pygls handler of one ``agent/*`` method: parse, then delegate.
+
+        Handler modules are imported on the first request, not at start-up.
+        """
+
+        async def dispatch(raw: Any) -> Any:
+            from agentls.server.handlers import HANDLERS
+
+            params_type, handler = HANDLERS[name]
+            task = asyncio.current_task()
+            assert task is not None
+            self._inflight.add(task)
+            try:
+                return await handler(self, parse(raw, params_type))
+            finally:
+                self._inflight.discard(task)
+                self.forget_request()
+
+        return dispatch
+
+    async def wait_for_requests(self, timeout: float = 10.0) -> None:
+        """Wait until every tracked request has been answered (at shutdown)."""
+        current = asyncio.current_task()
+        pending = {task for task in self._inflight if task is not current}
+        if pending:
+            await asyncio.wait(pending, timeout=timeout)
+
+    def _register(self) -> None:
+        for name in methods.CLIENT_REQUESTS:
+            self.feature(name)(self._dispatcher(name))
+
+        @self.feature(lsp.INITIALIZED)
+        async def initialized(*_: Any) -> None:
+            # Load the SDK on a thread of its own meanwhile, and start the
+            # session now: the first submit finds everything ready.
+            threading.Thread(target=preload, name="preload", daemon=True).start()
+            await self.session()
+
+        @self.feature(lsp.SHUTDOWN)
+        async def shutdown(*_: Any) -> None:
+            await self.stop_session()
+
+        @self.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
+        async def did_change_configuration(params: lsp.DidChangeConfigurationParams) -> None:
+            from agentls.server.handlers.settings import apply_configuration
+
+            if self.configured is not None:  # before initialize there is nothing to change
+                await apply_configuration(self, params.settings)
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        # Errors are answered to the request that caused them; never pop up a
+        # window for them (pygls's default sends window/showMessage).
+        log.error("%s: %s", getattr(source, "__name__", source), error)

@@ -1,0 +1,49 @@
+"""Turning an editor's ``Context`` (selection, open documents) into prompt text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentls.protocol.types import Context
+from agentls.server.paths import uri_to_path
+
+_FENCE = "```"
+
+
+def compose_prompt(prompt: str, context: Context | None, workspace: Path) -> str:
+    """The prompt as the model sees it: the user's words, then what they pointed at."""
+    if context is None:
+        return prompt
+    parts = [prompt]
+    selection = context.selection
+    if selection is not None:
+        start, end = selection.range.start, selection.range.end
+        where = _display(selection.uri, workspace)
+        lines = (
+            f"lines {start.line + 1}-{end.line + 1}"
+            if end.line != start.line
+            else (f"line {start.line + 1}")
+        )
+        fence = _FENCE
+        while fence in selection.text:
+            fence += "`"
+        parts.append(
+            f"The user selected this in {where} ({lines}):\n{fence}\n{selection.text}\n{fence}"
+        )
+    if context.documents:
+        shown = ", ".join(_display(uri, workspace) for uri in context.documents)
+        parts.append(f"Documents open in the editor: {shown}")
+    return "\n\n".join(parts)
+
+
+def _display(uri: str, workspace: Path) -> str:
+    try:
+        path = uri_to_path(uri)
+    except ValueError:  # not a URI we can read (file://[ ...): show it as given
+        return uri
+    if path is None:
+        return uri
+    try:
+        return path.resolve().relative_to(workspace.resolve()).as_posix()
+    except ValueError:
+        return str(path)

@@ -1,0 +1,197 @@
+"""The event relay: agent events → ``agent/event`` notifications.
+
+Each pane has one channel with its own ``seq`` (contiguous for the life of
+the pane, across a new session or a fork promoted to main). Text deltas are
+coalesced: the first one of a burst goes out at once (first-word latency), the
+rest of the burst is joined and sent when the 20 ms window closes or when any
+other event comes — so nothing is reordered or lost, and a fast model sends at
+most about fifty notifications a second per pane instead of thousands.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import anyio.abc
+
+from agentls.agent import events as ev
+from agentls.protocol import convert
+from agentls.worker.messages import AgentEvents
+
+log = logging.getLogger(__name__)
+
+WINDOW = 0.020  # seconds: the longest a delta may wait to be joined with the next
+_COALESCED = (ev.TextDelta, ev.ReasoningDelta, ev.ToolOutput)
+
+Notify = Callable[[dict[str, Any]], None]
+Observer = Callable[[str, ev.AgentEvent], None]
+
+
+@dataclass
+class _Channel:
+    """The outgoing side of one pane."""
+
+    name: str
+    seq: int = 0
+    # A burst of deltas being joined: (kind, turn id, call id) and its texts.
+    pending_key: tuple[str, int | None, str | None] | None = None
+    pending: list[str] = field(default_factory=list)
+    window_ends: float = 0.0
+    timer: asyncio.TimerHandle | None = None
+
+
+@dataclass
+class _Route:
+    """One agent's event stream, relayed under its pane's current name."""
+
+    pane: str
+    stream: AgentEvents
+
+
+class EventRelay:
+    def __init__(self, notify: Notify, observe: Observer) -> None:
+        self._notify = notify
+        self._observe = observe
+        self._channels: dict[str, _Channel] = {}
+        self._routes: list[_Route] = []
+        self._group: anyio.abc.TaskGroup | None = None
+
+    def bind(self, group: anyio.abc.TaskGroup) -> None:
+        self._group = group
+
+    def channel(self, pane: str) -> _Channel:
+        channel = self._channels.get(pane)
+        if channel is None:
+            channel = self._channels[pane] = _Channel(pane)
+        return channel
+
+    # --- routes ------------------------------------------------------------------
+
+    def attach(self, pane: str, stream: AgentEvents) -> None:
+        """Relay an agent's events under ``pane`` until its stream ends."""
+        route = _Route(pane, stream)
+        self._routes.append(route)
+        assert self._group is not None
+        self._group.start_soon(self._pump, route, name=f"relay {pane}")
+
+    def promote(self, old: str, new: str) -> None:
+        """The fork ``old`` is now ``new``: its events continue under the new name."""
+        self.flush(old)
+        self.flush(new)
+        for route in self._routes:
+            if route.pane == old:
+                route.pane = new
+
+    async def _pump(self, route: _Route) -> None:
+        stream = route.stream
+        try:
+            async for event in stream:
+                self._forward(route.pane, event)
+                # Take everything already queued in one go: fewer wake-ups.
+                while True:
+                    try:
+                        event = stream.receive_nowait()
+                    except anyio.WouldBlock:
+                        break
+                    self._forward(route.pane, event)
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            pass
+        finally:
+            self.flush(route.pane)
+            self._routes.remove(route)
+
+    def drain(self, pane: str) -> None:
+        """Forward everything the pane's agents have emitted so far, right now.
+
+        Called before a turn's result is sent, so the editor has every event
+        of the turn before its answer.
+        """
+        for route in list(self._routes):
+            if route.pane != pane:
+                continue
+            while True:
+                try:
+                    event = route.stream.receive_nowait()
+                except (anyio.WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
+                    break
+                self._forward(pane, event)
+        self.flush(pane)
+
+    def drain_all(self) -> None:
+        for pane in list(self._channels):
+            self.drain(pane)
+
+    # --- sending -------------------------------------------------------------------
+
+    def _forward(self, pane: str, event: ev.AgentEvent) -> None:
+        self._observe(pane, event)
+        channel = self.channel(pane)
+        if isinstance(event, _COALESCED):
+            self._delta(channel, event)
+            return
+        self.flush(pane)
+        channel.seq += 1
+        self._notify(convert.event_params(pane, channel.seq, event))
+
+    def _delta(
+        self, channel: _Channel, event: ev.TextDelta | ev.ReasoningDelta | ev.ToolOutput
+    ) -> None:
+        call_id = event.call_id if isinstance(event, ev.ToolOutput) else None
+        key = (event.kind, event.turn_id, call_id)
+        now = time.monotonic()
+        if channel.pending_key == key:
+            channel.pending.append(event.text)
+            return
+        self.flush(channel.name)
+        if now >= channel.window_ends:
+            # Leading edge: the first delta of a burst goes out at once...
+            self._send_delta(channel, key, event.text)
+            channel.window_ends = now + WINDOW
+            channel.pending_key = key
+            channel.pending = []
+        else:
+            channel.pending_key = key
+            channel.pending = [event.text]
+        # ...and the rest of the window is joined and sent when it closes.
+        loop = asyncio.get_running_loop()
+        channel.timer = loop.call_at(
+            loop.time() + max(channel.window_ends - now, 0.0), self._window_closed, channel
+        )
+
+    def _window_closed(self, channel: _Channel) -> None:
+        channel.timer = None
+        self.flush(channel.name)
+
+    def flush(self, pane: str) -> None:
+        """Send the pane's joined deltas, if any."""
+        channel = self._channels.get(pane)
+        if channel is None:
+            return
+        if channel.timer is not None:
+            channel.timer.cancel()
+            channel.timer = None
+        key, texts = channel.pending_key, channel.pending
+        channel.pending_key, channel.pending = None, []
+        if key is not None and texts:
+            self._send_delta(channel, key, "".join(texts))
+            channel.window_ends = time.monotonic() + WINDOW
+
+    def _send_delta(
+        self, channel: _Channel, key: tuple[str, int | None, str | None], text: str
+    ) -> None:
+        kind, turn_id, call_id = key
+        channel.seq += 1
+        self._notify(convert.delta_params(channel.name, channel.seq, kind, turn_id, text, call_id))
+
+    def pane_event(self, pane: str, kind: str, **fields: Any) -> None:
+        """``pane.opened`` / ``pane.closed`` (turnId null), in order with the pane's events."""
+        self.flush(pane)
+        channel = self.channel(pane)
+        channel.seq += 1
+        self._notify(convert.pane_event(pane, channel.seq, kind, **fields))

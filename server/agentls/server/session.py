@@ -1,0 +1,250 @@
+"""The session: everything one editor connection has — configuration, the
+model client, the pane worker, turn ids, progress, and the event relay.
+
+Handlers talk to the session; the session talks to the worker and turns its
+events into what the handlers and the editor need.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import threading
+from collections.abc import Callable, Coroutine
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, TypeVar
+
+import anyio
+import anyio.abc
+
+from agentls.agent import events as ev
+from agentls.agent.agent import Agent, Settings
+from agentls.agent.approval import Approver
+from agentls.agent.interrupt import CancelToken
+from agentls.config import AgentConfig, ModelConfig, ToolConfig, parse_effort
+from agentls.model.client import ResponsesClient
+from agentls.protocol import errors
+from agentls.protocol.options import InitializationOptions
+from agentls.server.progress import TurnProgress, describe, end_message
+from agentls.server.relay import EventRelay
+from agentls.worker import messages as wm
+from agentls.worker.worker import PaneWorker
+
+log = logging.getLogger(__name__)
+
+R = TypeVar("R")
+
+
+class Session:
+    def __init__(
+        self,
+        notify: Callable[[dict[str, Any]], None],
+        approver: Approver,
+        next_turn_id: Callable[[], int],
+    ) -> None:
+        self.relay = EventRelay(notify, self._observe)
+        self.approver = approver
+        self._group: anyio.abc.TaskGroup | None = None
+        self.worker: PaneWorker | None = None
+        self.client: ResponsesClient | None = None
+        self.config: AgentConfig | None = None
+        self._worker_done = anyio.Event()
+        self.next_turn_id = next_turn_id
+        self._fork_ids = itertools.count(1)
+        self._steer_ids = itertools.count(1)
+        self._waiters: dict[int, wm.Completion[wm.TurnFinished]] = {}
+        self._progress: dict[int, TurnProgress] = {}
+        self._ended: set[int] = set()
+        self._stopping = False
+        self._shutdown = CancelToken()
+        self._runner: asyncio.Task[None] | None = None
+
+    # --- life cycle ------------------------------------------------------------------
+
+    def spawn(self, function: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> None:
+        """Run a background job for as long as the session lives."""
+        assert self._group is not None
+        self._group.start_soon(function, *args)
+
+    async def start(self, options: InitializationOptions, root: Path) -> None:
+        """Create the main agent and the worker, in a task group of their own."""
+        ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._runner = asyncio.ensure_future(self._run(options, root, ready))
+        await ready
+
+    async def _run(
+        self, options: InitializationOptions, root: Path, ready: asyncio.Future[None]
+    ) -> None:
+        try:
+            async with anyio.create_task_group() as group:
+                self._group = group
+                self.relay.bind(group)
+                self._create(options, root)
+                ready.set_result(None)
+                await self._worker_done.wait()
+                group.cancel_scope.cancel()  # what is left (relay pumps, progress jobs)
+        except BaseException as exc:
+            if not ready.done():
+                ready.set_exception(exc if isinstance(exc, Exception) else RuntimeError(exc))
+            raise
+
+    def _create(self, options: InitializationOptions, root: Path) -> None:
+        model = ModelConfig.from_env(model=options.model, base_url=options.base_url)
+        if options.idle_timeout is not None:
+            model = replace(model, idle_timeout=float(options.idle_timeout))
+        self.config = AgentConfig(workspace=root, model=model, tools=ToolConfig())
+        log.info(
+            "workspace %s; model %s at %s", root, model.model, model.base_url or "api.openai.com"
+        )
+        self.client = ResponsesClient(model)
+        settings = Settings(
+            effort=parse_effort(options.effort) if options.effort else "medium",
+            fast_mode=bool(options.fast_mode),
+            approval=options.approval,
+        )
+        assert self._group is not None
+        agent = Agent(
+            self._group, self.client, self.config, settings=settings, approver=self.approver
+        )
+        self.worker = PaneWorker(agent)
+        self.relay.attach(wm.MAIN, agent.events)
+        self._group.start_soon(self._run_worker)
+        self._group.start_soon(self._pump_worker_events)
+        # Import the SDK and build its client now, off the loop, so the first
+        # turn does not wait for them.
+        threading.Thread(target=self.client.prepare, name="warm-up", daemon=True).start()
+
+    async def _run_worker(self) -> None:
+        assert self.worker is not None
+        try:
+            await self.worker.run(self._shutdown)
+        finally:
+            self._worker_done.set()
+
+    async def stop(self) -> None:
+        """Cancel every turn, answer every request, kill every process. Idempotent."""
+        self._stopping = True
+        if self.worker is None:
+            return
+        self._shutdown.cancel()
+        await self._worker_done.wait()
+        self.relay.drain_all()
+        if self.client is not None:
+            await self.client.aclose()
+        if self._runner is not None:
+            await asyncio.wait([self._runner])
+
+    @property
+    def stopping(self) -> bool:
+        return self._stopping
+
+    def check_ready(self) -> PaneWorker:
+        if self._stopping or self.worker is None or self.worker.stopping:
+            raise errors.AgentStopped()
+        return self.worker
+
+    def check_pane(self, pane: str) -> Agent:
+        agent = self.check_ready().agent(pane)
+        if agent is None:
+            raise errors.PaneUnavailable(pane)
+        return agent
+
+    # --- ids ---------------------------------------------------------------------------
+
+    def next_fork_pane(self) -> str:
+        return f"fork-{next(self._fork_ids)}"
+
+    def pane_of(self, turn_id: int) -> str:
+        worker = self.worker
+        return (worker.pane_of(turn_id) if worker is not None else None) or wm.MAIN
+
+    def next_steer_id(self) -> int:
+        return next(self._steer_ids)
+
+    # --- turns ---------------------------------------------------------------------------
+
+    def expect_turn(self, turn_id: int) -> wm.Completion[wm.TurnFinished]:
+        """Register interest in a turn's end before submitting it."""
+        completion: wm.Completion[wm.TurnFinished] = wm.Completion()
+        self._waiters[turn_id] = completion
+        return completion
+
+    def forget_turn(self, turn_id: int) -> None:
+        """A turn that was cancelled before it was ever submitted."""
+        self._waiters.pop(turn_id, None)
+        self._ended.add(turn_id)
+        progress = self._progress.pop(turn_id, None)
+        if progress is not None:
+            progress.end(end_message("cancelled", None))
+
+    def track_progress(self, turn_id: int, progress: TurnProgress) -> bool:
+        """Report the turn's work on ``progress``; False if the turn has already ended."""
+        if turn_id in self._ended:
+            return False
+        self._progress[turn_id] = progress
+        return True
+
+    def end_turn(self, finished: wm.TurnFinished) -> None:
+        """Everything of the turn has been sent: drain its events, end its progress."""
+        self.relay.drain(finished.pane)
+        self._ended.add(finished.id)
+        progress = self._progress.pop(finished.id, None)
+        if progress is not None:
+            progress.end(end_message(finished.status, finished.error))
+
+    async def command(self, command: wm.Command, reply: wm.Completion[R]) -> R:
+        """Send a command to the worker and wait for its answer."""
+        self.check_ready().send(command)
+        with anyio.CancelScope(shield=True):
+            result = await reply.wait()
+        return result
+
+    def send(self, command: wm.Command) -> None:
+        self.check_ready().send(command)
+
+    # --- worker events -----------------------------------------------------------------
+
+    async def _pump_worker_events(self) -> None:
+        assert self.worker is not None
+        async for event in self.worker.events:
+            try:
+                self._on_worker_event(event)
+            except Exception:
+                log.exception("failed to handle worker event %r", event)
+
+    def _on_worker_event(self, event: wm.WorkerEvent) -> None:
+        match event:
+            case wm.TurnFinished():
+                waiter = self._waiters.pop(event.id, None)
+                if waiter is not None:
+                    waiter.set(event)  # the submit handler ends the turn itself
+                else:
+                    self.end_turn(event)  # a promoted steer: nobody waits on a request
+            case wm.ForkOpened():
+                self.relay.attach(event.pane, event.events)
+                self.relay.pane_event(event.pane, "pane.opened", items=event.items)
+            case wm.AgentReplaced():
+                self.relay.attach(event.pane, event.events)
+                self.relay.pane_event(event.pane, "pane.opened", items=len(event.agent.history))
+            case wm.ForkPromoted():
+                self.relay.pane_event(event.fork, "pane.closed", promotedTo=event.pane)
+                self.relay.promote(event.fork, event.pane)
+                self.relay.pane_event(event.pane, "pane.opened", promotedFrom=event.fork)
+            case wm.PaneClosed():
+                if event.promoted is None and event.pane != wm.MAIN:
+                    self.relay.drain(event.pane)
+                    self.relay.pane_event(event.pane, "pane.closed")
+            case _:
+                pass
+
+    def _observe(self, pane: str, event: ev.AgentEvent) -> None:
+        """Every agent event passes here on its way out: progress follows it."""
+        if event.turn_id is None:
+            return
+        progress = self._progress.get(event.turn_id)
+        if progress is not None:
+            message = describe(event)
+            if message is not None:
+                progress.report(message)

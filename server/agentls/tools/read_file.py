@@ -1,0 +1,72 @@
+"""``read_file``: numbered lines of a text file in the workspace."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from agentls.tools.base import (
+    ToolArgumentError,
+    ToolContext,
+    ToolResult,
+    function_spec,
+    get_int,
+    get_str,
+)
+from agentls.tools.workspace import Workspace
+
+# Refuse to pull huge files into memory just to show a few lines of them.
+_MAX_FILE_BYTES = 32 * 1024 * 1024
+
+
+class ReadFile:
+    name = "read_file"
+
+    def spec(self) -> dict[str, Any]:
+        return function_spec(
+            self.name,
+            "Read a text file in the workspace. Returns numbered lines (`N<TAB>text`), "
+            "starting at `offset` (1-based, default 1), at most `limit` lines (default 2000).",
+            {
+                "path": {"type": "string", "description": "File path, relative to the workspace."},
+                "offset": {"type": "integer", "description": "First line to return (1-based)."},
+                "limit": {"type": "integer", "description": "Maximum number of lines."},
+            },
+            ["path"],
+        )
+
+    def title(self, args: dict[str, Any], workspace: Workspace) -> str:
+        return f"Reading {workspace.display(str(args.get('path', '')))}"
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        path = get_str(args, "path") or ""
+        offset = get_int(args, "offset", minimum=1) or 1
+        limit = get_int(args, "limit", minimum=1) or ctx.config.read_file_default_limit
+        real = ctx.workspace.resolve(path)
+        if real.is_dir():
+            raise ToolArgumentError(f"{ctx.workspace.relative(real)!r} is a directory")
+        fd = ctx.workspace.open(real)
+        with os.fdopen(fd, "rb") as f:
+            data = f.read(_MAX_FILE_BYTES + 1)
+        if len(data) > _MAX_FILE_BYTES:
+            return ToolResult.error(f"{path!r} is larger than {_MAX_FILE_BYTES} bytes")
+        if b"\x00" in data[:8192]:
+            return ToolResult.error(f"{path!r} looks like a binary file")
+        lines = data.decode("utf-8", errors="replace").splitlines()
+        if not lines:
+            return ToolResult(output="(empty file)")
+        if offset > len(lines):
+            return ToolResult.error(
+                f"offset {offset} is past the end of the file ({len(lines)} lines)"
+            )
+        end = min(len(lines), offset - 1 + limit)
+        width = ctx.config.read_file_max_line_chars
+        shown = []
+        for number in range(offset, end + 1):
+            line = lines[number - 1]
+            if len(line) > width:
+                line = line[:width] + f"… [{len(line) - width} more characters]"
+            shown.append(f"{number}\t{line}")
+        if end < len(lines):
+            shown.append(f"… {len(lines) - end} more lines; read on with offset={end + 1}")
+        return ToolResult(output="\n".join(shown))

@@ -1,0 +1,98 @@
+"""The tool box: which tools the model is offered, and calling them safely.
+
+A tool never crashes a turn: bad arguments, paths outside the workspace,
+unknown tools and I/O errors all become an error output the model can read
+and act on.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from agentls.tools.base import Tool, ToolArgumentError, ToolContext, ToolResult
+from agentls.tools.workspace import PathOutsideWorkspace, Workspace
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A function call the model made, parsed as far as it parses."""
+
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+    # Why the arguments could not be used, if they could not.
+    problem: str | None = None
+
+
+def parse_call(item: dict[str, Any]) -> ToolCall:
+    call_id = str(item.get("call_id") or item.get("id") or "")
+    name = str(item.get("name") or "")
+    raw = item.get("arguments") or "{}"
+    try:
+        arguments = json.loads(raw) if isinstance(raw, str) else raw
+    except ValueError as exc:
+        return ToolCall(call_id, name, {}, f"arguments are not valid JSON: {exc}")
+    if not isinstance(arguments, dict):
+        return ToolCall(call_id, name, {}, "arguments must be a JSON object")
+    return ToolCall(call_id, name, arguments)
+
+
+class ToolBox:
+    def __init__(self, tools: Sequence[Tool]) -> None:
+        self._tools = {tool.name: tool for tool in tools}
+        self._specs = [tool.spec() for tool in tools]
+
+    @classmethod
+    def default(cls) -> ToolBox:
+        from agentls.tools.apply_patch import ApplyPatch
+        from agentls.tools.exec_command import ExecCommand
+        from agentls.tools.read_file import ReadFile
+        from agentls.tools.update_plan import UpdatePlan
+
+        return cls([ExecCommand(), ApplyPatch(), ReadFile(), UpdatePlan()])
+
+    @property
+    def specs(self) -> list[dict[str, Any]]:
+        return self._specs
+
+    def title(self, call: ToolCall, workspace: Workspace) -> str:
+        tool = self._tools.get(call.name)
+        if tool is None or call.problem:
+            return f"Calling {call.name or 'an unnamed tool'}"
+        try:
+            return tool.title(call.arguments, workspace)
+        except Exception:  # a title is cosmetic; never let it fail a call
+            return f"Calling {call.name}"
+
+    async def run(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
+        tool = self._tools.get(call.name)
+        if tool is None:
+            known = ", ".join(sorted(self._tools))
+            return ToolResult.error(f"unknown tool {call.name!r}; available tools: {known}")
+        if call.problem:
+            return ToolResult.error(f"{call.name}: {call.problem}")
+        try:
+            return await tool.run(call.arguments, ctx)
+        except ToolArgumentError as exc:
+            return ToolResult.error(f"{call.name}: {exc}")
+        except PathOutsideWorkspace as exc:
+            return ToolResult.error(str(exc))
+        except (OSError, ValueError, UnicodeError) as exc:
+            return ToolResult.error(f"{call.name}: {_describe(exc)}")
+        except Exception as exc:
+            # A bug in a tool is still only a failed call, never a crashed turn.
+            log.exception("tool %s failed unexpectedly", call.name)
+            return ToolResult.error(f"{call.name} failed unexpectedly: {_describe(exc)}")
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        where = f": {exc.filename}" if exc.filename else ""
+        return f"{exc.strerror}{where}"
+    return str(exc) or type(exc).__name__

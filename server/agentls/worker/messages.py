@@ -1,0 +1,332 @@
+"""What the pane worker is told (commands) and what it tells (events).
+
+Every command may carry a ``reply``: a one-shot the worker resolves with the
+command's own result, for requesters that wait on one thing (the protocol
+layer). The events report the same facts to observers (a UI), in order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Generic, Literal, TypeVar
+
+import anyio
+
+from agentls.agent.agent import Agent
+from agentls.agent.interrupt import CancelToken
+from agentls.agent.receipt import Receipt
+from agentls.agent.stream import EventStream
+from agentls.config import Effort
+from agentls.model.types import Usage
+
+PaneId = str
+MAIN: PaneId = "main"
+TurnId = int
+AgentEvents = EventStream
+
+PANE_UNAVAILABLE = "session pane is no longer available"
+FORK_ALREADY_OPEN = "a forked session is already open"
+PRIMARY_UNAVAILABLE = "the primary session is no longer available"
+PANE_BUSY = "the pane has turns in flight"
+STOPPING = "the worker is shutting down"
+
+T = TypeVar("T")
+
+
+class Completion(Generic[T]):
+    """A one-shot result: the first ``set`` wins, ``wait`` returns it."""
+
+    __slots__ = ("_event", "_value")
+
+    def __init__(self) -> None:
+        self._event = anyio.Event()
+        self._value: T | None = None
+
+    def set(self, value: T) -> None:
+        if not self._event.is_set():
+            self._value = value
+            self._event.set()
+
+    def done(self) -> bool:
+        return self._event.is_set()
+
+    def peek(self) -> T | None:
+        return self._value
+
+    async def wait(self) -> T:
+        await self._event.wait()
+        return self._value  # type: ignore[return-value]
+
+
+# --- results carried by replies ------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """A command that could not be carried out; ``kind`` says why for the protocol layer."""
+
+    kind: Literal[
+        "pane_unavailable", "fork_already_open", "pane_busy", "stopping", "invalid", "error"
+    ]
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class AuxiliaryCancelled:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class AuxiliaryFailed:
+    message: str
+
+
+AuxiliaryResult = str | AuxiliaryCancelled | AuxiliaryFailed
+
+
+# --- commands --------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Submit:
+    pane: PaneId
+    id: TurnId
+    prompt: str
+
+
+@dataclass(slots=True)
+class Auxiliary:
+    pane: PaneId
+    id: TurnId
+    prompt: str
+    # The job's own cancel scope: cancelling it cancels only this job.
+    shutdown: CancelToken
+    completion: Completion[AuxiliaryResult]
+    # "clean" runs on a spawned agent; "conversation" on a fork of the pane's.
+    context: Literal["clean", "conversation"] = "clean"
+
+
+@dataclass(slots=True)
+class Steer:
+    pane: PaneId
+    queue_id: int
+    # The id a promoted steer's new turn gets.
+    fallback_id: TurnId
+    prompt: str
+    # Only this turn may take the steer; any other counts as "no running turn".
+    expected_turn_id: TurnId | None = None
+    reply: Completion[SteerAdmitted | SteerPromoted | SteerFailed] | None = None
+
+
+@dataclass(slots=True)
+class ReplaceAgent:
+    """Give the pane a new agent (``None``: a fresh sibling of the current one)."""
+
+    pane: PaneId
+    agent: Agent | None = None
+    reply: Completion[AgentReplaced | Failure] | None = None
+
+
+@dataclass(slots=True)
+class SetThinking:
+    pane: PaneId
+    effort: Effort
+    reply: Completion[ThinkingUpdated] | None = None
+
+
+@dataclass(slots=True)
+class SetFastMode:
+    pane: PaneId
+    enabled: bool
+    reply: Completion[FastModeUpdated] | None = None
+
+
+@dataclass(slots=True)
+class SetApproval:
+    pane: PaneId
+    policy: str
+    reply: Completion[ApprovalUpdated] | None = None
+
+
+@dataclass(slots=True)
+class CancelAll:
+    pane: PaneId
+    reply: Completion[TurnsCancelled] | None = None
+
+
+@dataclass(slots=True)
+class Cancel:
+    """Cancel one turn; the pane's other turns go on."""
+
+    pane: PaneId
+    id: TurnId
+    reply: Completion[TurnsCancelled] | None = None
+
+
+@dataclass(slots=True)
+class OpenFork:
+    """Open ``pane`` as a fork of ``source``'s conversation."""
+
+    pane: PaneId
+    source: PaneId = MAIN
+    reply: Completion[ForkOpened | ForkFailed] | None = None
+
+
+@dataclass(slots=True)
+class ClosePane:
+    pane: PaneId
+    reply: Completion[PaneClosed | Failure] | None = None
+
+
+Command = (
+    Submit
+    | Auxiliary
+    | Steer
+    | ReplaceAgent
+    | SetThinking
+    | SetFastMode
+    | SetApproval
+    | CancelAll
+    | Cancel
+    | OpenFork
+    | ClosePane
+)
+
+
+# --- events ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TurnAccepted:
+    pane: PaneId
+    id: TurnId
+
+
+@dataclass(frozen=True, slots=True)
+class TurnFinished:
+    """A turn ended. ``error`` is None for completed and for cancelled turns;
+    ``snapshot`` is set only for completed ones."""
+
+    pane: PaneId
+    id: TurnId
+    error: str | None
+    snapshot: dict[str, Any] | None
+    status: Literal["completed", "cancelled", "failed"] = "failed"
+    final_message: str = ""
+    usage: Usage = field(default_factory=Usage)
+    receipt: Receipt | None = None
+    # The turn never started because its pane did not exist.
+    rejected: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SteerAdmitted:
+    pane: PaneId
+    queue_id: int
+    # The running turn that took it.
+    id: TurnId
+
+
+@dataclass(frozen=True, slots=True)
+class SteerPromoted:
+    pane: PaneId
+    queue_id: int
+    id: TurnId
+    prompt: str
+
+
+@dataclass(frozen=True, slots=True)
+class SteerFailed:
+    pane: PaneId
+    queue_id: int
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
+class TurnsCancelled:
+    pane: PaneId
+    count: int
+    error: str | None
+    receipts: tuple[Receipt, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ForkOpened:
+    pane: PaneId
+    events: AgentEvents
+    items: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ForkFailed:
+    pane: PaneId
+    error: str
+    kind: Literal["fork_already_open", "pane_unavailable", "stopping", "error"] = "error"
+
+
+@dataclass(frozen=True, slots=True)
+class ForkPromoted:
+    """The main pane closed while a fork was open: the fork is the main pane now."""
+
+    fork: PaneId
+    pane: PaneId
+
+
+@dataclass(frozen=True, slots=True)
+class PaneClosed:
+    pane: PaneId
+    cancelled: int
+    # The fork that became this pane, when main closed with a fork open.
+    promoted: PaneId | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AgentReplaced:
+    pane: PaneId
+    agent: Agent
+    events: AgentEvents
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingUpdated:
+    pane: PaneId
+    effort: Effort
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FastModeUpdated:
+    pane: PaneId
+    enabled: bool
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalUpdated:
+    pane: PaneId
+    policy: str
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Stopped:
+    error: str | None = None
+
+
+WorkerEvent = (
+    TurnAccepted
+    | TurnFinished
+    | SteerAdmitted
+    | SteerPromoted
+    | SteerFailed
+    | TurnsCancelled
+    | ForkOpened
+    | ForkFailed
+    | ForkPromoted
+    | PaneClosed
+    | AgentReplaced
+    | ThinkingUpdated
+    | FastModeUpdated
+    | ApprovalUpdated
+    | Stopped
+)
