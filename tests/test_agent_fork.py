@@ -71,9 +71,9 @@ async def test_fork_shares_history_and_excludes_partial_output(tmp_path: Path) -
 
 async def test_fork_settings_are_independent(tmp_path: Path) -> None:
     async with FakeModel() as fake, running_agent(fake.base_url, tmp_path) as (agent, _):
-        agent.set_thinking("low")
+        agent.set_effort("low")
         fork = agent.fork()
-        fork.set_thinking("xhigh")
+        fork.set_effort("xhigh")
         assert agent.settings.effort == "low" and fork.settings.effort == "xhigh"
         with anyio.fail_after(WAIT):
             await fork.shutdown()
@@ -103,7 +103,7 @@ async def test_snapshot_round_trip(tmp_path: Path) -> None:
             Reply.text("answer"),
             Reply.text("resumed answer"),
         )
-        agent.set_thinking("high")
+        agent.set_effort("high")
         with anyio.fail_after(WAIT):
             outcome = await agent.prompt("remember this")
         snapshot = json.loads(json.dumps(agent.snapshot()))  # survives JSON

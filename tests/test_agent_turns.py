@@ -249,7 +249,7 @@ async def test_only_the_running_turn_takes_a_steer(tmp_path: Path) -> None:
             first.control.steer("too late")
 
 
-async def test_thinking_and_fast_mode_apply_from_the_next_request(tmp_path: Path) -> None:
+async def test_effort_and_fast_mode_apply_from_the_next_request(tmp_path: Path) -> None:
     async with FakeModel() as fake, running_agent(fake.base_url, tmp_path) as (agent, _):
         gate = fake.gate()
         fake.script(
@@ -258,7 +258,7 @@ async def test_thinking_and_fast_mode_apply_from_the_next_request(tmp_path: Path
         )
         turn = agent.prompt("go")
         await gate.wait_reached(timeout=WAIT)
-        agent.set_thinking("high")
+        agent.set_effort("high")
         agent.set_fast_mode(True)
         gate.release()
         with anyio.fail_after(WAIT):
@@ -268,7 +268,7 @@ async def test_thinking_and_fast_mode_apply_from_the_next_request(tmp_path: Path
         assert second["reasoning"]["effort"] == "high"
         assert second["service_tier"] == "priority"
         with pytest.raises(ValueError):
-            agent.set_thinking("extreme")  # type: ignore[arg-type]
+            agent.set_effort("extreme")  # type: ignore[arg-type]
 
 
 async def test_model_failure_fails_the_turn_and_keeps_the_conversation(tmp_path: Path) -> None:
@@ -299,7 +299,7 @@ async def test_shutdown_is_idempotent_and_stops_everything(tmp_path: Path) -> No
         with pytest.raises(AgentStopped):
             agent.prompt("after")
         with pytest.raises(AgentStopped):
-            agent.set_thinking("low")
+            agent.set_effort("low")
         with pytest.raises(AgentStopped):
             agent.fork()
         with anyio.fail_after(WAIT):

@@ -126,7 +126,7 @@ async def test_a_flood_of_output_is_capped_and_killed(tmp_path: Path) -> None:
         await gone([pid])
         # The editor got the flood as a few coalesced notifications, and still works.
         assert sum(e["kind"] == "tool.output" for e in ed.events) < 500
-        assert await ed.client.call("agent/setThinking", {"effort": "low"})
+        assert await ed.client.call("agent/setEffort", {"effort": "low"})
 
 
 @pytest.mark.parametrize("how", ["sigterm", "stdin-closed", "shutdown"])

@@ -57,4 +57,4 @@ def test_the_capabilities_example_matches() -> None:
     assert isinstance(names, list)
     for name in names:
         assert f'"{name}"' in DOC
-    assert '"protocolVersion": 1' in DOC and '"maxForks": 1' in DOC
+    assert '"protocolVersion": 2' in DOC and '"maxForks": 1' in DOC

@@ -94,7 +94,7 @@ class Storm:
                 "fork",
                 "closePane",
                 "newSession",
-                "setThinking",
+                "setEffort",
                 "auxiliary",
                 "cancelAuxiliary",
             ]
@@ -136,9 +136,9 @@ class Storm:
                 self.panes.remove(pane)
         elif action == "newSession":
             self.others.append(self.request("agent/newSession", {"pane": self.pane()})[1])
-        elif action == "setThinking":
+        elif action == "setEffort":
             effort = self.rng.choice(["low", "medium", "high"])
-            self.others.append(self.request("agent/setThinking", {"effort": effort})[1])
+            self.others.append(self.request("agent/setEffort", {"effort": effort})[1])
         elif action == "auxiliary":
             msg_id, future = self.request("agent/auxiliary", {"prompt": f"aux {n}"})
             self.auxiliaries[msg_id] = future
@@ -189,7 +189,7 @@ async def test_race_storm(seed: int, tmp_path: Path) -> None:
         _, not_done = await asyncio.wait(pending, timeout=60)
         unanswered = [storm.sent[i] for i, f in storm.futures.items() if f in not_done]
         assert not not_done, f"seed {seed}: never answered: {unanswered}"
-        assert await client.call("agent/setThinking", {"effort": "low"}) == {
+        assert await client.call("agent/setEffort", {"effort": "low"}) == {
             "pane": "main",
             "effort": "low",
         }, f"seed {seed}: the server stopped answering"

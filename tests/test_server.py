@@ -39,7 +39,7 @@ async def test_initialize_advertises_agentls(client: AgentClient) -> None:
     experimental = client.init_result.capabilities.experimental
     assert experimental is not None
     agentls = experimental["agentls"]
-    assert agentls["protocolVersion"] == 1 and agentls["maxForks"] == 1
+    assert agentls["protocolVersion"] == 2 and agentls["maxForks"] == 1
     assert agentls["efforts"] == ["none", "minimal", "low", "medium", "high", "xhigh"]
     assert set(agentls["methods"]) == {
         "agent/submit",
@@ -47,7 +47,7 @@ async def test_initialize_advertises_agentls(client: AgentClient) -> None:
         "agent/cancel",
         "agent/fork",
         "agent/closePane",
-        "agent/setThinking",
+        "agent/setEffort",
         "agent/setFastMode",
         "agent/setApproval",
         "agent/auxiliary",
@@ -279,14 +279,14 @@ async def test_steer_with_expected_turn_mismatch_is_promoted(
 # --- 6. settings -------------------------------------------------------------------------------
 
 
-async def test_thinking_and_fast_mode_change_while_running(
+async def test_effort_and_fast_mode_change_while_running(
     client: AgentClient, fake: FakeModelThread
 ) -> None:
     gate = fake.gate()
     fake.script(Reply.tool_call("exec_command", {"cmd": "true"}, hold=gate), Reply.text("ok"))
     _, future = client.request("agent/submit", {"prompt": "go"})
     await gate.wait_reached(timeout=WAIT)
-    assert await client.call("agent/setThinking", {"effort": "high"}) == {
+    assert await client.call("agent/setEffort", {"effort": "high"}) == {
         "pane": "main",
         "effort": "high",
     }
@@ -415,7 +415,7 @@ MALFORMED = [
     ("agent/submit", {"prompt": "x", "workDoneToken": 1.5}, -32602, "workDoneToken"),
     ("agent/steer", {"prompt": "x", "expectedTurnId": "3"}, -32602, "expectedTurnId"),
     ("agent/cancel", {"turnId": True}, -32602, "turnId: expected an integer"),
-    ("agent/setThinking", {"effort": "maximum"}, -32602, "effort: must be one of"),
+    ("agent/setEffort", {"effort": "maximum"}, -32602, "effort: must be one of"),
     ("agent/setFastMode", {"enabled": "yes"}, -32602, "enabled: expected true or false"),
     ("agent/closePane", {}, -32602, "pane: required field missing"),
     ("agent/closePane", {"pane": "fork-7"}, -32001, "no longer available"),

@@ -75,7 +75,7 @@ async def test_tcp_on_loopback(tmp_path: Path) -> None:
         shutdown = {"jsonrpc": "2.0", "id": 2, "method": "shutdown"}
         exit_ = {"jsonrpc": "2.0", "method": "exit"}
         init, down = await tcp_exchange(url, [initialize(tmp_path), shutdown, exit_])
-        assert init["result"]["capabilities"]["experimental"]["agentls"]["protocolVersion"] == 1
+        assert init["result"]["capabilities"]["experimental"]["agentls"]["protocolVersion"] == 2
         assert down["result"] is None
         assert await asyncio.wait_for(process.wait(), WAIT) == 0
 

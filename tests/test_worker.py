@@ -30,6 +30,7 @@ from agentls.worker.messages import (
     ClosePane,
     Command,
     Completion,
+    EffortUpdated,
     Failure,
     FastModeUpdated,
     ForkFailed,
@@ -38,14 +39,13 @@ from agentls.worker.messages import (
     OpenFork,
     PaneClosed,
     ReplaceAgent,
+    SetEffort,
     SetFastMode,
-    SetThinking,
     Steer,
     SteerAdmitted,
     SteerPromoted,
     Stopped,
     Submit,
-    ThinkingUpdated,
     TurnAccepted,
     TurnFinished,
     TurnsCancelled,
@@ -129,13 +129,13 @@ async def rig(tmp_path: Path, *, drain_main: bool = True) -> AsyncIterator[Rig]:
 # --- twins of the reference's tests ------------------------------------------------
 
 
-async def test_thinking_can_change_while_a_turn_is_active(tmp_path: Path) -> None:
+async def test_effort_can_change_while_a_turn_is_active(tmp_path: Path) -> None:
     async with rig(tmp_path) as r:
         r.send(Submit(MAIN, 1, "keep running"))
         await r.transport.wait_called()
         assert await r.recv() == TurnAccepted(MAIN, 1)
-        r.send(SetThinking(MAIN, "high"))
-        assert await r.recv() == ThinkingUpdated(MAIN, "high", None)
+        r.send(SetEffort(MAIN, "high"))
+        assert await r.recv() == EffortUpdated(MAIN, "high", None)
         assert isinstance((await r.stop())[-1], Stopped)
 
 
@@ -366,9 +366,9 @@ async def test_spawn_starts_a_worker_that_stops_when_its_scope_is_cancelled(
         agent = new_agent(group, transport, tmp_path)
         shutdown = CancelToken()
         commands, updates = spawn(group, agent, shutdown)
-        commands.send_nowait(SetThinking(MAIN, "low"))
+        commands.send_nowait(SetEffort(MAIN, "low"))
         with anyio.fail_after(WAIT):
-            assert await updates.receive() == ThinkingUpdated(MAIN, "low", None)
+            assert await updates.receive() == EffortUpdated(MAIN, "low", None)
         shutdown.cancel()
         with anyio.fail_after(WAIT):
             assert await updates.receive() == Stopped(error=None)

@@ -356,7 +356,7 @@ def initialize(server: RawServer) -> dict[str, Any]:
     return result
 
 
-PROBE = ("agent/setThinking", {"effort": "low"}, {"pane": "main", "effort": "low"})
+PROBE = ("agent/setEffort", {"effort": "low"}, {"pane": "main", "effort": "low"})
 
 
 def probe(server: RawServer, timeout: float = WAIT) -> None:

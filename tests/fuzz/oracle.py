@@ -81,7 +81,7 @@ def check_result(method: str, params: Any, result: Any) -> None:
         assert isinstance(result.get("items"), int) and result["items"] >= 0, result
     elif method == "agent/closePane":
         assert isinstance(result.get("cancelled"), int) and result["cancelled"] >= 0, result
-    elif method == "agent/setThinking":
+    elif method == "agent/setEffort":
         assert result == {"pane": pane, "effort": params["effort"]}, result
         assert result["effort"] in EFFORTS
     elif method == "agent/setFastMode":

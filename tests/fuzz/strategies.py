@@ -31,7 +31,7 @@ AGENT_METHODS = (
     "agent/cancel",
     "agent/fork",
     "agent/closePane",
-    "agent/setThinking",
+    "agent/setEffort",
     "agent/setFastMode",
     "agent/auxiliary",
     "agent/newSession",
@@ -46,7 +46,7 @@ ALLOWED_ERRORS: dict[str, set[int]] = {
     "agent/cancel": {-32001},
     "agent/fork": {-32001, -32002},
     "agent/closePane": {-32001},
-    "agent/setThinking": {-32001},
+    "agent/setEffort": {-32001},
     "agent/setFastMode": {-32001},
     # -32800: cancelled by agent/cancel or closePane on its pane (or $/cancelRequest).
     "agent/auxiliary": {-32001, -32800},
@@ -129,7 +129,7 @@ SPECS: dict[str, dict[str, Field]] = {
     "agent/cancel": {"pane": PANE, "turnId": Field(lambda v: v is None or is_int(v))},
     "agent/fork": {"pane": PANE},
     "agent/closePane": {"pane": Field(is_str, required=True)},
-    "agent/setThinking": {"effort": Field(one_of_values(*EFFORTS), required=True), "pane": PANE},
+    "agent/setEffort": {"effort": Field(one_of_values(*EFFORTS), required=True), "pane": PANE},
     "agent/setFastMode": {"enabled": Field(is_bool, required=True), "pane": PANE},
     "agent/auxiliary": {
         "prompt": _prompt(),
@@ -334,7 +334,7 @@ VALID_FIELDS: dict[str, dict[str, st.SearchStrategy[Any]]] = {
     },
     "agent/fork": {"pane": PANES},
     "agent/closePane": {"pane": PANES},
-    "agent/setThinking": {"effort": st.sampled_from(EFFORTS), "pane": PANES},
+    "agent/setEffort": {"effort": st.sampled_from(EFFORTS), "pane": PANES},
     "agent/setFastMode": {"enabled": st.booleans(), "pane": PANES},
     "agent/auxiliary": {
         "prompt": prompts(),
@@ -608,8 +608,8 @@ def error_for_null_id(message: Any) -> bool:
         return False
     params = message.get("params", OMIT)
     certain = (
-        message.get("method") == "agent/setThinking"
-        and not check_params("agent/setThinking", params)
+        message.get("method") == "agent/setEffort"
+        and not check_params("agent/setEffort", params)
         and _pane_of(params) == "main"
     )
     return not certain
@@ -712,7 +712,7 @@ def in_sync_garbage(draw: st.DrawFn) -> tuple[bytes, str | None]:
         )
     )
     msg_id = junk_id(n)
-    request: dict[str, Any] = {"jsonrpc": "2.0", "id": msg_id, "method": "agent/setThinking"}
+    request: dict[str, Any] = {"jsonrpc": "2.0", "id": msg_id, "method": "agent/setEffort"}
     request["params"] = {"effort": "low"}
     if kind == "not-json":
         body = draw(
@@ -769,7 +769,7 @@ def in_sync_garbage(draw: st.DrawFn) -> tuple[bytes, str | None]:
 def desync_garbage(draw: st.DrawFn, *, huge: bool = False) -> bytes:
     """Broken framing: after it, the server cannot know where the next message
     starts without resynchronizing (or giving up in an orderly way)."""
-    body = _json_bytes({"jsonrpc": "2.0", "id": "lost", "method": "agent/setThinking"})
+    body = _json_bytes({"jsonrpc": "2.0", "id": "lost", "method": "agent/setEffort"})
     kinds = [
         "no-content-length",
         "negative",

@@ -57,11 +57,11 @@ def with_id(live: Live, message: dict[str, Any]) -> dict[str, Any]:
     return message
 
 
-def set_thinking(**params: Any) -> dict[str, Any]:
+def set_effort(**params: Any) -> dict[str, Any]:
     return {
         "jsonrpc": "2.0",
         "id": ID,
-        "method": "agent/setThinking",
+        "method": "agent/setEffort",
         "params": {"effort": "low", **params},
     }
 
@@ -105,7 +105,7 @@ nested_jsonrpc = st.builds(
 @given(value=nested_jsonrpc)
 def test_d1_nested_jsonrpc_member_is_just_an_unknown_field(live: Live, value: Any) -> None:
     with live.case("D1 nested jsonrpc member", settle=SETTLE) as case:
-        case.request(with_id(live, set_thinking(x=value)), expect_low)
+        case.request(with_id(live, set_effort(x=value)), expect_low)
 
 
 # --- D2 -------------------------------------------------------------------------------------
@@ -115,7 +115,7 @@ def test_d1_nested_jsonrpc_member_is_just_an_unknown_field(live: Live, value: An
 @example(depth=1000, kind="list")
 @given(depth=st.integers(990, 20_000), kind=st.sampled_from(["list", "dict"]))
 def test_d2_deep_nesting_gets_an_answer(live: Live, depth: int, kind: str) -> None:
-    message = with_id(live, set_thinking(x=nest(depth, kind)))
+    message = with_id(live, set_effort(x=nest(depth, kind)))
     raw = frame(_deep_json(message, depth, kind))
     with live.case("D2 deep nesting", settle=SETTLE) as case:
         case.request(message, any_answer, also_null=True, raw=raw)
@@ -148,7 +148,7 @@ def test_d3_non_string_method_is_an_invalid_request(live: Live, method: Any) -> 
 
 
 @fuzz(small=10, long=100, shrink=False)
-@example(msg_id={}, method="agent/setThinking")
+@example(msg_id={}, method="agent/setEffort")
 @example(msg_id=[], method="agent/submit")
 @given(
     msg_id=st.one_of(
@@ -173,7 +173,7 @@ def test_d4_object_or_array_id_is_an_invalid_request(live: Live, msg_id: Any, me
     version=st.one_of(st.just(OMIT), json_values(max_leaves=3).filter(lambda v: str(v) != "2.0"))
 )
 def test_d5_wrong_jsonrpc_version_is_an_invalid_request(live: Live, version: Any) -> None:
-    message = with_id(live, set_thinking())
+    message = with_id(live, set_effort())
     del message["jsonrpc"]
     if version is not OMIT:
         message["jsonrpc"] = version
@@ -185,16 +185,16 @@ def test_d5_wrong_jsonrpc_version_is_an_invalid_request(live: Live, version: Any
 
 
 @fuzz(small=10, long=100, shrink=False)
-@example(body=[set_thinking()])
+@example(body=[set_effort()])
 @given(
     body=st.one_of(
-        st.lists(st.just(set_thinking()), min_size=1, max_size=3),
+        st.lists(st.just(set_effort()), min_size=1, max_size=3),
         json_values(max_leaves=4).filter(lambda v: not isinstance(v, dict)),
     )
 )
 def test_d6_non_object_body_gets_an_answer(live: Live, body: Any) -> None:
     if isinstance(body, list):
-        body = [with_id(live, m) if m == set_thinking() else m for m in body]
+        body = [with_id(live, m) if m == set_effort() else m for m in body]
     requests = (
         [m for m in body if isinstance(m, dict) and "id" in m] if isinstance(body, list) else []
     )
@@ -216,7 +216,7 @@ def test_d6_non_object_body_gets_an_answer(live: Live, body: Any) -> None:
 
 # --- D7 -------------------------------------------------------------------------------------
 
-_GOOD = json.dumps(set_thinking() | {"id": 1}).encode()
+_GOOD = json.dumps(set_effort() | {"id": 1}).encode()
 
 
 @fuzz(small=10, long=100, shrink=False)
@@ -369,7 +369,7 @@ def test_d11_long_strings_in_errors_do_not_hang(
     live: Live, size: int, char: str, where: str
 ) -> None:
     if where == "pane":
-        message = with_id(live, set_thinking(pane=char * size))
+        message = with_id(live, set_effort(pane=char * size))
         check = expect_error(-32001)
     else:
         message = with_id(
@@ -384,7 +384,7 @@ def test_d11_long_strings_in_errors_do_not_hang(
 
 
 @fuzz(small=3, long=30, shrink=False)
-@example(method="agent/setThinking", params={"effort": "low"})
+@example(method="agent/setEffort", params={"effort": "low"})
 @given(
     method=st.one_of(
         st.sampled_from([*AGENT_METHODS, "shutdown", "initialize", "textDocument/hover"]),
@@ -417,7 +417,7 @@ def test_d13_broken_framing_is_survived_or_ends_the_server(
     with running_server(fuzz_fake.base_url, fuzz_workspace) as server:
         server.send_raw(garbage)
         for n in range(3):
-            server.request("agent/setThinking", {"effort": "low"}, f"after-{n}")
+            server.request("agent/setEffort", {"effort": "low"}, f"after-{n}")
         done = server.wait_for(lambda: bool(server.responses("after-2")) or server.got.eof, HANG)
         assert done, "the server went deaf: no answer and no exit"
         if server.responses("after-2"):
@@ -434,7 +434,7 @@ def test_d13_broken_framing_is_survived_or_ends_the_server(
 @example(digits=4301)
 @given(digits=st.integers(4301, 100_000))
 def test_d14_huge_integers_get_an_answer(live: Live, digits: int) -> None:
-    message = with_id(live, set_thinking(x="@@N@@"))
+    message = with_id(live, set_effort(x="@@N@@"))
     raw = frame(json.dumps(message).encode().replace(b'"@@N@@"', b"1" + b"0" * (digits - 1)))
     with live.case("D14 huge integer", settle=SETTLE) as case:
         case.request(message, any_answer, also_null=True, raw=raw)
@@ -567,7 +567,7 @@ def test_d20_internal_method_is_not_reachable(live: Live, params: Any) -> None:
 
 
 @fuzz(small=2, long=20, shrink=False)
-@example(method="agent/setThinking")
+@example(method="agent/setEffort")
 @given(method=st.sampled_from(AGENT_METHODS))
 def test_d21_requests_before_initialize_are_refused_even_when_pipelined(
     fuzz_fake: FakeModelThread, fuzz_workspace: Path, method: str

@@ -50,7 +50,7 @@ def test_garbage_that_keeps_the_framing_leaves_the_server_serving(
                 message = {
                     "jsonrpc": "2.0",
                     "id": n + 1_000_000,
-                    "method": "agent/setThinking",
+                    "method": "agent/setEffort",
                     "params": {"effort": step},
                 }
 
@@ -83,7 +83,7 @@ def test_any_garbage_then_end_of_input_stops_the_server_in_order(
             initialize(server)
         server.send_raw(garbage)
         if then_valid:
-            good: dict[str, Any] = {"jsonrpc": "2.0", "id": "after", "method": "agent/setThinking"}
+            good: dict[str, Any] = {"jsonrpc": "2.0", "id": "after", "method": "agent/setEffort"}
             good["params"] = {"effort": "low"}
             server.send_raw(frame(encode(good)))
         server.close_input()

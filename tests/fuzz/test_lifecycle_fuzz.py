@@ -115,9 +115,9 @@ def test_life_cycle_in_any_order(
                 params = {"effort": effort}
                 if initialized:
                     expected = {"pane": "main", "effort": effort}
-                    request("agent/setThinking", params, _result(expected))
+                    request("agent/setEffort", params, _result(expected))
                 else:
-                    request("agent/setThinking", params, expect_error(-32600))
+                    request("agent/setEffort", params, expect_error(-32600))
             elif step == "agent-bad-params":
                 # Before initialize either answer is right: not initialized, or bad params.
                 request("agent/setFastMode", {"enabled": "yes"}, _bad_params(initialized))
@@ -320,13 +320,13 @@ def test_initialize_with_params_of_every_shape(
                 assert "initializationOptions" in message, message
                 assert any(name in message for name in bad), message
             # Not initialized: agent/* is still refused, and a good initialize works.
-            refused = server.call("agent/setThinking", {"effort": "low"})
+            refused = server.call("agent/setEffort", {"effort": "low"})
             assert refused.get("error", {}).get("code") == -32600, refused
             ok = True
         else:
             assert not bad or shape == "structure", f"accepted bad options {bad}: {options}"
             agentls = response["result"]["capabilities"]["experimental"]["agentls"]
-            assert agentls["protocolVersion"] == 1, agentls
+            assert agentls["protocolVersion"] == 2, agentls
     finally:
         if not ok:
             uninitialized.discard()  # initialized (or broken): the next example needs a fresh one

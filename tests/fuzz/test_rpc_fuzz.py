@@ -131,9 +131,9 @@ def test_request_ids_of_every_kind(live: Live, kind: str, text: str, request: st
     JSON-RPC does not allow (floats with a fraction, booleans)."""
     msg_id = _id_for(kind, live.get().next_id() + 1_000_000, text)
     method, params, check = {
-        "good": ("agent/setThinking", {"effort": "high"}, None),
+        "good": ("agent/setEffort", {"effort": "high"}, None),
         "unknown": ("agent/noSuchMethod", {}, expect_method_not_found),
-        "bad-params": ("agent/setThinking", {"effort": 5}, expect_error(-32602, names=["effort"])),
+        "bad-params": ("agent/setEffort", {"effort": 5}, expect_error(-32602, names=["effort"])),
     }[request]
     message = {"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params}
     assume(known_defect(message) is None)

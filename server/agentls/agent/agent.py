@@ -158,7 +158,7 @@ class Agent:
         self._wakeup.set()
         return turn
 
-    def set_thinking(self, effort: Effort) -> None:
+    def set_effort(self, effort: Effort) -> None:
         """Applies from the next model request, even in the middle of a turn."""
         self._check_running()
         self.settings.effort = parse_effort(effort)

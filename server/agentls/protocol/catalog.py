@@ -16,8 +16,8 @@ from agentls.protocol.methods import (
     NEW_SESSION,
     REQUEST_APPROVAL,
     SET_APPROVAL,
+    SET_EFFORT,
     SET_FAST_MODE,
-    SET_THINKING,
     STEER,
     SUBMIT,
 )
@@ -37,7 +37,7 @@ METHODS: tuple[Method, ...] = (
     Method(CANCEL, "client→server", "request", types.CancelParams),
     Method(FORK, "client→server", "request", types.ForkParams),
     Method(CLOSE_PANE, "client→server", "request", types.ClosePaneParams),
-    Method(SET_THINKING, "client→server", "request", types.SetThinkingParams),
+    Method(SET_EFFORT, "client→server", "request", types.SetEffortParams),
     Method(SET_FAST_MODE, "client→server", "request", types.SetFastModeParams),
     Method(SET_APPROVAL, "client→server", "request", types.SetApprovalParams),
     Method(AUXILIARY, "client→server", "request", types.AuxiliaryParams),

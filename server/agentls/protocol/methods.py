@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from agentls.effort import EFFORTS
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 MAX_FORKS = 1
 
 SUBMIT = "agent/submit"
@@ -15,7 +15,7 @@ STEER = "agent/steer"
 CANCEL = "agent/cancel"
 FORK = "agent/fork"
 CLOSE_PANE = "agent/closePane"
-SET_THINKING = "agent/setThinking"
+SET_EFFORT = "agent/setEffort"
 SET_FAST_MODE = "agent/setFastMode"
 SET_APPROVAL = "agent/setApproval"
 AUXILIARY = "agent/auxiliary"
@@ -30,7 +30,7 @@ CLIENT_REQUESTS = (
     CANCEL,
     FORK,
     CLOSE_PANE,
-    SET_THINKING,
+    SET_EFFORT,
     SET_FAST_MODE,
     SET_APPROVAL,
     AUXILIARY,

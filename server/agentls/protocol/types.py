@@ -75,7 +75,7 @@ class ClosePaneParams:
 
 
 @attrs.define(frozen=True)
-class SetThinkingParams:
+class SetEffortParams:
     effort: Effort
     pane: str = "main"
 

@@ -128,10 +128,10 @@ class ReplaceAgent:
 
 
 @dataclass(slots=True)
-class SetThinking:
+class SetEffort:
     pane: PaneId
     effort: Effort
-    reply: Completion[ThinkingUpdated] | None = None
+    reply: Completion[EffortUpdated] | None = None
 
 
 @dataclass(slots=True)
@@ -183,7 +183,7 @@ Command = (
     | Auxiliary
     | Steer
     | ReplaceAgent
-    | SetThinking
+    | SetEffort
     | SetFastMode
     | SetApproval
     | CancelAll
@@ -288,7 +288,7 @@ class AgentReplaced:
 
 
 @dataclass(frozen=True, slots=True)
-class ThinkingUpdated:
+class EffortUpdated:
     pane: PaneId
     effort: Effort
     error: str | None = None
@@ -325,7 +325,7 @@ WorkerEvent = (
     | ForkPromoted
     | PaneClosed
     | AgentReplaced
-    | ThinkingUpdated
+    | EffortUpdated
     | FastModeUpdated
     | ApprovalUpdated
     | Stopped

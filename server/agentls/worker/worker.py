@@ -50,6 +50,7 @@ from agentls.worker.messages import (
     ClosePane,
     Command,
     Completion,
+    EffortUpdated,
     Failure,
     FastModeUpdated,
     ForkFailed,
@@ -60,15 +61,14 @@ from agentls.worker.messages import (
     PaneId,
     ReplaceAgent,
     SetApproval,
+    SetEffort,
     SetFastMode,
-    SetThinking,
     Steer,
     SteerAdmitted,
     SteerFailed,
     SteerPromoted,
     Stopped,
     Submit,
-    ThinkingUpdated,
     TurnAccepted,
     TurnFinished,
     TurnId,
@@ -212,8 +212,8 @@ class PaneWorker:
                 self._auxiliary(command)
             case Steer():
                 self._steer(command)
-            case SetThinking():
-                self._set_thinking(command)
+            case SetEffort():
+                self._set_effort(command)
             case SetFastMode():
                 self._set_fast_mode(command)
             case SetApproval():
@@ -247,8 +247,8 @@ class PaneWorker:
                 event = SteerFailed(command.pane, command.queue_id, message)
                 self._emit(event)
                 _answer(command.reply, event)
-            case SetThinking():
-                _answer(command.reply, ThinkingUpdated(command.pane, command.effort, message))
+            case SetEffort():
+                _answer(command.reply, EffortUpdated(command.pane, command.effort, message))
             case SetFastMode():
                 _answer(command.reply, FastModeUpdated(command.pane, command.enabled, message))
             case SetApproval():
@@ -456,9 +456,9 @@ class PaneWorker:
 
     # --- settings --------------------------------------------------------------------
 
-    def _set_thinking(self, command: SetThinking) -> None:
-        error = _apply(self._agents.get(command.pane), lambda a: a.set_thinking(command.effort))
-        event = ThinkingUpdated(command.pane, command.effort, error)
+    def _set_effort(self, command: SetEffort) -> None:
+        error = _apply(self._agents.get(command.pane), lambda a: a.set_effort(command.effort))
+        event = EffortUpdated(command.pane, command.effort, error)
         self._emit(event)
         _answer(command.reply, event)
 

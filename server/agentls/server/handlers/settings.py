@@ -1,4 +1,4 @@
-"""``agent/setThinking``, ``agent/setFastMode``, and settings changed in the editor."""
+"""``agent/setEffort``, ``agent/setFastMode``, and settings changed in the editor."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentls.config import ConfigError, parse_effort
 from agentls.protocol import errors, methods
-from agentls.protocol.types import SetApprovalParams, SetFastModeParams, SetThinkingParams
+from agentls.protocol.types import SetApprovalParams, SetEffortParams, SetFastModeParams
 from agentls.worker import messages as wm
 
 if TYPE_CHECKING:
@@ -33,11 +33,11 @@ async def _change(
     return {"pane": pane, **answer}
 
 
-async def set_thinking(server: AgentServer, params: SetThinkingParams) -> dict[str, Any]:
+async def set_effort(server: AgentServer, params: SetEffortParams) -> dict[str, Any]:
     return await _change(
         server,
         params.pane,
-        lambda reply: wm.SetThinking(params.pane, params.effort, reply),
+        lambda reply: wm.SetEffort(params.pane, params.effort, reply),
         {"effort": params.effort},
     )
 
@@ -84,7 +84,7 @@ async def apply_configuration(server: AgentServer, settings: Any) -> None:
         if isinstance(section.get("effort"), str):
             effort = parse_effort(section["effort"])
             for pane in panes:
-                session.send(wm.SetThinking(pane, effort))
+                session.send(wm.SetEffort(pane, effort))
         if isinstance(section.get("fastMode"), bool):
             for pane in panes:
                 session.send(wm.SetFastMode(pane, section["fastMode"]))
@@ -97,7 +97,7 @@ async def apply_configuration(server: AgentServer, settings: Any) -> None:
 
 
 HANDLERS: dict[str, tuple[type, Any]] = {
-    methods.SET_THINKING: (SetThinkingParams, set_thinking),
+    methods.SET_EFFORT: (SetEffortParams, set_effort),
     methods.SET_FAST_MODE: (SetFastModeParams, set_fast_mode),
     methods.SET_APPROVAL: (SetApprovalParams, set_approval),
 }
