@@ -11,6 +11,7 @@ import pytest
 
 from agentls.agent.agent import Agent
 from agentls.agent.errors import InvalidSnapshot
+from agentls.agent.settings import SettingChange
 from agentls.testing.fake_model import FakeModel, Reply
 
 from .support import WAIT, EventLog, running_agent
@@ -71,9 +72,9 @@ async def test_fork_shares_history_and_excludes_partial_output(tmp_path: Path) -
 
 async def test_fork_settings_are_independent(tmp_path: Path) -> None:
     async with FakeModel() as fake, running_agent(fake.base_url, tmp_path) as (agent, _):
-        agent.set_effort("low")
+        agent.change_setting(SettingChange("effort", "low"))
         fork = agent.fork()
-        fork.set_effort("xhigh")
+        fork.change_setting(SettingChange("effort", "xhigh"))
         assert agent.settings.effort == "low" and fork.settings.effort == "xhigh"
         with anyio.fail_after(WAIT):
             await fork.shutdown()
@@ -82,7 +83,7 @@ async def test_fork_settings_are_independent(tmp_path: Path) -> None:
 async def test_spawn_is_clean(tmp_path: Path) -> None:
     async with FakeModel() as fake, running_agent(fake.base_url, tmp_path) as (agent, _):
         fake.script(Reply.text("parent answer"), Reply.text("sibling answer"))
-        agent.set_fast_mode(True)
+        agent.change_setting(SettingChange("fast_mode", True))
         with anyio.fail_after(WAIT):
             await agent.prompt("parent prompt")
         sibling = agent.spawn()
@@ -103,11 +104,12 @@ async def test_snapshot_round_trip(tmp_path: Path) -> None:
             Reply.text("answer"),
             Reply.text("resumed answer"),
         )
-        agent.set_effort("high")
+        agent.change_setting(SettingChange("effort", "high"))
         with anyio.fail_after(WAIT):
             outcome = await agent.prompt("remember this")
         snapshot = json.loads(json.dumps(agent.snapshot()))  # survives JSON
-        assert snapshot == outcome.snapshot
+        assert snapshot["items"] == agent.history.items()
+        assert outcome.final_message == "answer"
         async with anyio.create_task_group() as group:
             resumed = Agent.resume(group, agent._model, agent.config, snapshot)
             assert resumed.settings.effort == "high"

@@ -16,6 +16,7 @@ from agentls.agent.errors import (
     TurnFailed,
     TurnNotSteerable,
 )
+from agentls.agent.settings import SettingChange
 from agentls.testing.fake_model import FakeModel, Reply
 
 from .support import WAIT, running_agent
@@ -43,7 +44,7 @@ async def test_turn_streams_and_completes(tmp_path: Path) -> None:
             outcome = await agent.prompt("hi")
         assert outcome.final_message == "Hello there, world"
         assert outcome.usage.input_tokens == 11 and outcome.usage.output_tokens == 3
-        assert outcome.snapshot["items"][-1]["type"] == "message"
+        assert agent.history.items()[-1]["type"] == "message"
         await log.wait_finished(1)
         deltas = "".join(e.text for e in log.of("message.delta"))
         assert deltas == "Hello there, world"
@@ -258,8 +259,8 @@ async def test_effort_and_fast_mode_apply_from_the_next_request(tmp_path: Path) 
         )
         turn = agent.prompt("go")
         await gate.wait_reached(timeout=WAIT)
-        agent.set_effort("high")
-        agent.set_fast_mode(True)
+        agent.change_setting(SettingChange("effort", "high"))
+        agent.change_setting(SettingChange("fast_mode", True))
         gate.release()
         with anyio.fail_after(WAIT):
             await turn
@@ -268,7 +269,7 @@ async def test_effort_and_fast_mode_apply_from_the_next_request(tmp_path: Path) 
         assert second["reasoning"]["effort"] == "high"
         assert second["service_tier"] == "priority"
         with pytest.raises(ValueError):
-            agent.set_effort("extreme")  # type: ignore[arg-type]
+            agent.change_setting(SettingChange("effort", "extreme"))
 
 
 async def test_model_failure_fails_the_turn_and_keeps_the_conversation(tmp_path: Path) -> None:
@@ -299,7 +300,7 @@ async def test_shutdown_is_idempotent_and_stops_everything(tmp_path: Path) -> No
         with pytest.raises(AgentStopped):
             agent.prompt("after")
         with pytest.raises(AgentStopped):
-            agent.set_effort("low")
+            agent.change_setting(SettingChange("effort", "low"))
         with pytest.raises(AgentStopped):
             agent.fork()
         with anyio.fail_after(WAIT):

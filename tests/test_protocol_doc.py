@@ -9,7 +9,7 @@ from pathlib import Path
 import attrs
 import pytest
 
-from agentls.protocol import catalog, errors, methods
+from agentls.protocol import errors, methods
 from agentls.protocol.converter import camel
 from agentls.protocol.options import InitializationOptions
 
@@ -23,11 +23,11 @@ def section(name: str) -> str:
     return match.group(1)
 
 
-@pytest.mark.parametrize("method", catalog.METHODS, ids=lambda m: m.name)
-def test_every_method_and_param_is_documented(method: catalog.Method) -> None:
+@pytest.mark.parametrize("method", methods.METHODS, ids=lambda m: m.name)
+def test_every_method_and_param_is_documented(method: methods.Method) -> None:
     text = section(method.name)
     if method.params is not None:
-        for field in attrs.fields(method.params):
+        for field in attrs.fields(methods.params_type(method.name)):
             assert f"{camel(field.name)}" in text, f"{method.name}: param {camel(field.name)}"
 
 
@@ -36,9 +36,9 @@ def test_every_event_kind_is_documented(kind: str) -> None:
     assert f"| `{kind}` |" in section("agent/event")
 
 
-@pytest.mark.parametrize("code", sorted(errors.ERROR_NAMES))
+@pytest.mark.parametrize("code", sorted(errors.NAMES))
 def test_every_error_code_is_documented(code: int) -> None:
-    assert f"| {code} | {errors.ERROR_NAMES[code]} |" in DOC
+    assert f"| {code} | {errors.NAMES[code]} |" in DOC
 
 
 def test_every_initialization_option_is_documented() -> None:
@@ -46,9 +46,10 @@ def test_every_initialization_option_is_documented() -> None:
         assert f"| `{camel(field.name)}` |" in DOC, camel(field.name)
 
 
-def test_the_catalog_lists_every_request_the_server_serves() -> None:
-    served = tuple(m.name for m in catalog.METHODS if m.direction == "client→server")
-    assert served == methods.CLIENT_REQUESTS
+def test_every_request_in_the_table_has_a_handler_and_no_other() -> None:
+    from agentls.server.handlers import HANDLERS
+
+    assert set(HANDLERS) == set(methods.CLIENT_REQUESTS)
 
 
 def test_the_capabilities_example_matches() -> None:

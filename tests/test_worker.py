@@ -18,29 +18,28 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from agentls.agent.agent import Agent
 from agentls.agent.events import AgentEvent
 from agentls.agent.interrupt import CancelToken
+from agentls.agent.settings import SettingChange
 from agentls.config import AgentConfig
 from agentls.worker import worker as worker_module
 from agentls.worker.messages import (
     MAIN,
-    AgentReplaced,
     Auxiliary,
     AuxiliaryCancelled,
     Cancel,
     CancelAll,
+    ChangeSetting,
     ClosePane,
     Command,
     Completion,
-    EffortUpdated,
     Failure,
-    FastModeUpdated,
     ForkFailed,
     ForkOpened,
     ForkPromoted,
+    NewSession,
     OpenFork,
     PaneClosed,
-    ReplaceAgent,
-    SetEffort,
-    SetFastMode,
+    SessionStarted,
+    SettingChanged,
     Steer,
     SteerAdmitted,
     SteerPromoted,
@@ -134,8 +133,8 @@ async def test_effort_can_change_while_a_turn_is_active(tmp_path: Path) -> None:
         r.send(Submit(MAIN, 1, "keep running"))
         await r.transport.wait_called()
         assert await r.recv() == TurnAccepted(MAIN, 1)
-        r.send(SetEffort(MAIN, "high"))
-        assert await r.recv() == EffortUpdated(MAIN, "high", None)
+        r.send(ChangeSetting(MAIN, SettingChange("effort", "high")))
+        assert await r.recv() == SettingChanged(MAIN, SettingChange("effort", "high"), None)
         assert isinstance((await r.stop())[-1], Stopped)
 
 
@@ -144,8 +143,8 @@ async def test_fast_mode_can_change_while_a_turn_is_active(tmp_path: Path) -> No
         r.send(Submit(MAIN, 1, "keep running"))
         await r.transport.wait_called()
         assert await r.recv() == TurnAccepted(MAIN, 1)
-        r.send(SetFastMode(MAIN, True))
-        assert await r.recv() == FastModeUpdated(MAIN, True, None)
+        r.send(ChangeSetting(MAIN, SettingChange("fast_mode", True)))
+        assert await r.recv() == SettingChanged(MAIN, SettingChange("fast_mode", True), None)
         assert isinstance((await r.stop())[-1], Stopped)
 
 
@@ -178,7 +177,7 @@ async def test_pending_prompt_is_accepted_and_cancelled_during_shutdown(tmp_path
         seen = await r.stop()
         finished = [e for e in seen if isinstance(e, TurnFinished) and e.id == 1]
         assert len(finished) == 1 and finished[0].error is None
-        assert finished[0].status == "cancelled" and finished[0].snapshot is None
+        assert finished[0].status == "cancelled" and finished[0].final_message == ""
         assert seen[-1] == Stopped(error=None)
 
 
@@ -195,7 +194,7 @@ async def test_explicit_cancellation_interrupts_the_turn_and_keeps_worker_alive(
             while not (acknowledged and finished):
                 event = await r.recv()
                 if isinstance(event, TurnsCancelled):
-                    assert (event.count, event.error) == (1, None)
+                    assert (event.count, event.failure) == (1, None)
                     acknowledged = True
                 elif isinstance(event, TurnFinished):
                     assert (event.id, event.error) == (1, None)
@@ -205,7 +204,7 @@ async def test_explicit_cancellation_interrupts_the_turn_and_keeps_worker_alive(
         assert not r.shutdown.is_cancelled()
         r.send(CancelAll(MAIN))
         event = await r.recv()
-        assert isinstance(event, TurnsCancelled) and (event.count, event.error) == (0, None)
+        assert isinstance(event, TurnsCancelled) and (event.count, event.failure) == (0, None)
         assert isinstance((await r.stop())[-1], Stopped)
 
 
@@ -260,7 +259,7 @@ async def test_closing_a_pane_waits_for_agent_cleanup(tmp_path: Path) -> None:
             while not (acknowledged and finished):
                 event = await r.recv()
                 if isinstance(event, TurnsCancelled):
-                    assert (event.count, event.error) == (1, None)
+                    assert (event.count, event.failure) == (1, None)
                     acknowledged = True
                 elif isinstance(event, TurnFinished):
                     assert (event.id, event.error) == (1, None)
@@ -277,7 +276,7 @@ async def test_replacement_agent_receives_the_first_prompt(tmp_path: Path) -> No
         second_transport = PendingTransport()
         second = new_agent(r.group, second_transport, tmp_path)
         r.group.start_soon(drain, second.events, anyio.Event())
-        r.send(ReplaceAgent(MAIN, second))
+        r.send(NewSession(MAIN, second))
         r.send(Submit(MAIN, 1, "use replacement"))
         await second_transport.wait_called()
         assert r.transport.calls == 0
@@ -366,9 +365,11 @@ async def test_spawn_starts_a_worker_that_stops_when_its_scope_is_cancelled(
         agent = new_agent(group, transport, tmp_path)
         shutdown = CancelToken()
         commands, updates = spawn(group, agent, shutdown)
-        commands.send_nowait(SetEffort(MAIN, "low"))
+        commands.send_nowait(ChangeSetting(MAIN, SettingChange("effort", "low")))
         with anyio.fail_after(WAIT):
-            assert await updates.receive() == EffortUpdated(MAIN, "low", None)
+            assert await updates.receive() == SettingChanged(
+                MAIN, SettingChange("effort", "low"), None
+            )
         shutdown.cancel()
         with anyio.fail_after(WAIT):
             assert await updates.receive() == Stopped(error=None)
@@ -431,9 +432,9 @@ async def test_submit_to_a_missing_pane_finishes_at_once(tmp_path: Path) -> None
     async with rig(tmp_path) as r:
         r.send(Submit("fork-9", 1, "nowhere"))
         finished = await r.recv()
-        assert finished == TurnFinished(
-            "fork-9", 1, "session pane is no longer available", None, rejected=True
-        )
+        assert isinstance(finished, TurnFinished)
+        assert finished.pane == "fork-9" and finished.id == 1
+        assert finished.rejected is not None and finished.rejected.kind == "pane_unavailable"
         await r.stop()
 
 
@@ -445,8 +446,8 @@ async def test_only_one_fork_at_a_time(tmp_path: Path) -> None:
         reply: Completion[Any] = Completion()
         r.send(OpenFork("fork-2", reply=reply))
         failed = await r.expect(ForkFailed)
-        assert failed.error == "a forked session is already open"
-        assert failed.kind == "fork_already_open"
+        assert failed.failure.message == "a fork is already open: fork-1"
+        assert failed.failure.kind == "fork_already_open"
         assert reply.peek() == failed
         await r.stop()
 
@@ -477,7 +478,7 @@ async def test_closing_main_without_a_fork_leaves_a_fresh_main(tmp_path: Path) -
     async with rig(tmp_path) as r:
         reply: Completion[Any] = Completion()
         r.send(ClosePane(MAIN, reply))
-        replaced = await r.expect(AgentReplaced)
+        replaced = await r.expect(SessionStarted)
         r.group.start_soon(drain, replaced.events, anyio.Event())
         with anyio.fail_after(WAIT):
             assert await reply.wait() == PaneClosed(MAIN, 0, None)
@@ -492,16 +493,18 @@ async def test_replace_agent_requires_an_idle_pane(tmp_path: Path) -> None:
         r.send(Submit(MAIN, 1, "busy"))
         await r.expect(TurnAccepted)
         reply: Completion[Any] = Completion()
-        r.send(ReplaceAgent(MAIN, reply=reply))
+        r.send(NewSession(MAIN, reply=reply))
         with anyio.fail_after(WAIT):
-            assert await reply.wait() == Failure("pane_busy", "the pane has turns in flight")
+            assert await reply.wait() == Failure(
+                "pane_busy", "pane 'main' has turns in flight", MAIN
+            )
         r.send(CancelAll(MAIN))
         await r.expect(TurnsCancelled)
         reply = Completion()
-        r.send(ReplaceAgent(MAIN, reply=reply))
+        r.send(NewSession(MAIN, reply=reply))
         with anyio.fail_after(WAIT):
             replaced = await reply.wait()
-        assert isinstance(replaced, AgentReplaced)
+        assert isinstance(replaced, SessionStarted)
         assert replaced.agent is not r.agent and r.agent.stopped
         assert len(replaced.agent.history) == 0
         r.group.start_soon(drain, replaced.events, anyio.Event())

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentls.effort import DEFAULT_EFFORT, EFFORTS, Effort
+from agentls.domain import DEFAULT_EFFORT, EFFORTS, Effort
 
 __all__ = ["DEFAULT_EFFORT", "EFFORTS", "Effort"]
 

@@ -22,11 +22,9 @@ import anyio.abc
 from agentls.agent import snapshot as snapshots
 from agentls.agent.approval import (
     Allowances,
-    Approval,
     Approver,
     denied_output,
     needs_approval,
-    parse_approval,
     request_for,
 )
 from agentls.agent.errors import AgentStopped, InvalidRequest, SteerQueueFull, TurnCancelled
@@ -51,9 +49,10 @@ from agentls.agent.history import History
 from agentls.agent.instructions import instructions_for
 from agentls.agent.interrupt import InterruptHandle
 from agentls.agent.receipt import AbortedToolCall, Receipt
+from agentls.agent.settings import SettingChange, Settings
 from agentls.agent.stream import EventStream
 from agentls.agent.turn import Turn, TurnOutcome, TurnState
-from agentls.config import AgentConfig, Effort, parse_effort
+from agentls.config import AgentConfig
 from agentls.model.client import ResponsesClient
 from agentls.model.errors import ModelError
 from agentls.model.types import Item, ModelRequest, Usage
@@ -66,15 +65,6 @@ from agentls.tools.workspace import Workspace
 log = logging.getLogger(__name__)
 
 ABORTED_OUTPUT = "aborted by user"
-
-
-@dataclass(slots=True)
-class Settings:
-    """What may change between model requests, even mid-turn."""
-
-    effort: Effort = "medium"
-    fast_mode: bool = False
-    approval: Approval = "never"
 
 
 def user_message(text: str) -> Item:
@@ -158,34 +148,15 @@ class Agent:
         self._wakeup.set()
         return turn
 
-    def set_effort(self, effort: Effort) -> None:
-        """Applies from the next model request, even in the middle of a turn."""
+    def change_setting(self, change: SettingChange) -> None:
+        """Applies from the next model request or tool call, even mid-turn.
+        Raises ConfigError for a value the setting does not take."""
         self._check_running()
-        self.settings.effort = parse_effort(effort)
-
-    def set_fast_mode(self, enabled: bool) -> None:
-        self._check_running()
-        self.settings.fast_mode = bool(enabled)
-
-    def set_approval(self, policy: Approval) -> None:
-        """When tools ask the user first; applies from the next tool call."""
-        self._check_running()
-        self.settings.approval = parse_approval(policy)
+        self.settings.change(change)
 
     @property
     def busy(self) -> bool:
         return self._current is not None or bool(self._queue)
-
-    def fork(self, *, background: bool = False) -> Agent:
-        """A new agent with this conversation up to its last committed step
-        and the same settings. The two share their history segments."""
-        self._check_running()
-        return self._sibling(self._history.fork(), background)
-
-    def spawn(self, *, background: bool = False) -> Agent:
-        """A clean sibling: no history; same configuration, workspace and settings."""
-        self._check_running()
-        return self._sibling(History(), background)
 
     def snapshot(self) -> dict[str, Any]:
         """JSON-serialisable state from which ``Agent.resume`` restores the conversation."""
@@ -203,16 +174,27 @@ class Agent:
         approver: Approver | None = None,
     ) -> Agent:
         """An agent restored from ``snapshot()``; raises InvalidSnapshot if it is not one."""
-        effort, fast_mode, approval, items = snapshots.load(snapshot)
+        settings, items = snapshots.load(snapshot)
         return cls(
             task_group,
             model,
             config,
-            settings=Settings(effort, fast_mode, parse_approval(approval)),
+            settings=settings,
             history=History(items),
             tools=tools,
             approver=approver,
         )
+
+    def fork(self, *, background: bool = False) -> Agent:
+        """A new agent with this conversation up to its last committed step
+        and the same settings. The two share their history segments."""
+        self._check_running()
+        return self._sibling(self._history.fork(), background)
+
+    def spawn(self, *, background: bool = False) -> Agent:
+        """A clean sibling: no history; same configuration, workspace and settings."""
+        self._check_running()
+        return self._sibling(History(), background)
 
     async def shutdown(self) -> None:
         """Cancel every turn, wait for their clean-up, stop. Idempotent."""
@@ -238,9 +220,7 @@ class Agent:
             self._task_group,
             self._model,
             self.config,
-            settings=Settings(
-                self.settings.effort, self.settings.fast_mode, self.settings.approval
-            ),
+            settings=self.settings.copy(),
             history=history,
             tools=self._tools,
             approver=self._approver,
@@ -321,7 +301,7 @@ class Agent:
             turn.end("failed")
         else:
             assert final is not None
-            outcome = TurnOutcome(turn.id, final, run.usage, self.snapshot())
+            outcome = TurnOutcome(turn.id, final, run.usage)
             turn.resolve(outcome)
             self._emit(
                 TurnFinished(

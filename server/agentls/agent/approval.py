@@ -19,14 +19,10 @@ import re
 import shlex
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Literal, get_args
 
+from agentls.domain import Approval, Decision
 from agentls.tools.apply_patch import affected_paths
 from agentls.tools.registry import ToolCall
-
-Approval = Literal["never", "on-request", "always"]
-APPROVALS: tuple[Approval, ...] = get_args(Approval)
-Decision = Literal["allow", "allowSession", "deny"]
 
 _GUARDED_TOOLS = frozenset({"exec_command", "apply_patch"})
 _READ_ONLY_PROGRAMS = frozenset(
@@ -87,12 +83,6 @@ class ApprovalDecision:
 
 
 Approver = Callable[[ApprovalRequest], Awaitable[ApprovalDecision]]
-
-
-def parse_approval(value: object) -> Approval:
-    if isinstance(value, str) and value in APPROVALS:
-        return value
-    raise ValueError(f"unknown approval policy {value!r}; expected one of {', '.join(APPROVALS)}")
 
 
 def read_only(command: str) -> bool:

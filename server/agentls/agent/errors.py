@@ -14,7 +14,7 @@ class AgentError(Exception):
 
 
 class InvalidRequest(AgentError):
-    """The request cannot be carried out as given (empty prompt, bad snapshot...)."""
+    """The request cannot be carried out as given (an empty prompt...)."""
 
 
 class InvalidSnapshot(InvalidRequest):

@@ -10,10 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from agentls.agent.receipt import Receipt
+from agentls.domain import ToolStatus, TurnStatus
 from agentls.model.types import Usage
-
-TurnStatus = Literal["completed", "cancelled", "failed"]
-ToolStatus = Literal["completed", "failed", "cancelled"]
 
 
 @dataclass(slots=True, kw_only=True)

@@ -1,6 +1,7 @@
 """Snapshots: an agent's conversation and settings as plain JSON, and back.
 
-A snapshot is checked thoroughly on the way in — a resumed conversation that
+The base of the session store: what a stored session holds. A snapshot is
+checked thoroughly on the way in — a resumed conversation that
 the model would reject (an unanswered tool call, a malformed item) is refused
 with a message that says which item is wrong, not discovered a turn later.
 """
@@ -8,14 +9,12 @@ with a message that says which item is wrong, not discovered a turn later.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agentls.agent.errors import InvalidSnapshot
-from agentls.config import EFFORTS, Effort
+from agentls.agent.settings import Settings
+from agentls.domain import APPROVALS, EFFORTS
 from agentls.model.types import Item
-
-if TYPE_CHECKING:
-    from agentls.agent.agent import Settings
 
 FORMAT = "agentls.snapshot"
 VERSION = 1
@@ -33,7 +32,7 @@ def dump(model: str, settings: Settings, items: Sequence[Item]) -> dict[str, Any
     }
 
 
-def load(snapshot: object) -> tuple[Effort, bool, str, list[Item]]:
+def load(snapshot: object) -> tuple[Settings, list[Item]]:
     if not isinstance(snapshot, dict):
         raise InvalidSnapshot(f"a snapshot must be a JSON object, not {type(snapshot).__name__}")
     if snapshot.get("format") != FORMAT:
@@ -49,13 +48,13 @@ def load(snapshot: object) -> tuple[Effort, bool, str, list[Item]]:
     if not isinstance(fast_mode, bool):
         raise InvalidSnapshot("snapshot fastMode must be true or false")
     approval = snapshot.get("approval", "never")
-    if approval not in ("never", "on-request", "always"):
+    if approval not in APPROVALS:
         raise InvalidSnapshot(f"snapshot approval {approval!r} is not a known policy")
     items = snapshot.get("items")
     if not isinstance(items, list):
         raise InvalidSnapshot("snapshot items must be a list")
     _check_items(items)
-    return effort, fast_mode, approval, items
+    return Settings(effort, fast_mode, approval), items
 
 
 def _check_items(items: list[Any]) -> None:

@@ -16,9 +16,9 @@ from agentls.agent.errors import (
     TurnNotCancellable,
     TurnNotSteerable,
 )
-from agentls.agent.events import TurnStatus
 from agentls.agent.interrupt import CancelToken
 from agentls.agent.receipt import Receipt
+from agentls.domain import TurnStatus
 from agentls.model.types import Usage
 
 if TYPE_CHECKING:
@@ -38,7 +38,6 @@ class TurnOutcome:
     turn_id: int
     final_message: str
     usage: Usage
-    snapshot: dict[str, Any]
 
 
 class Turn:

@@ -15,7 +15,7 @@ import attrs
 import cattrs
 from cattrs.gen import make_dict_structure_fn, override
 
-from agentls.protocol.errors import InvalidParams
+from agentls.protocol.errors import ProtocolError
 from agentls.text import valid_unicode
 
 T = TypeVar("T")
@@ -150,11 +150,11 @@ def _where(path: str) -> str:
 
 
 def parse(raw: Any, cls: type[T], *, what: str = "params") -> T:
-    """Structure ``raw`` as ``cls`` or raise InvalidParams naming every bad field."""
+    """Structure ``raw`` as ``cls`` or raise an invalid_params error naming every bad field."""
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
-        raise InvalidParams(f"{what} must be an object, not {_json_type(raw)}")
+        raise ProtocolError("invalid_params", f"{what} must be an object, not {_json_type(raw)}")
     try:
         return CONVERTER.structure(raw, cls)
     except cattrs.BaseValidationError as exc:
@@ -163,9 +163,11 @@ def parse(raw: Any, cls: type[T], *, what: str = "params") -> T:
         for message in messages:
             text, _, path = message.rpartition(" @ ")
             details.append(f"{_where(path)}: {text}")
-        raise InvalidParams("invalid " + what + ": " + "; ".join(details)) from None
+        raise ProtocolError(
+            "invalid_params", "invalid " + what + ": " + "; ".join(details)
+        ) from None
     except (TypeError, ValueError) as exc:
-        raise InvalidParams(f"invalid {what}: {exc}") from None
+        raise ProtocolError("invalid_params", f"invalid {what}: {exc}") from None
 
 
 __all__ = ["CONVERTER", "camel", "parse"]

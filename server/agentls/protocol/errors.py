@@ -1,81 +1,89 @@
-"""JSON-RPC error codes of protocol v1, as exceptions pygls turns into error responses."""
+"""Protocol errors: every failure has a kind, and this table alone says which
+JSON-RPC code a kind is answered with.
+
+Nothing chooses a code by reading a message: messages are for people and may
+be reworded at will. The worker's failure kinds (``worker.messages.Failure``)
+are a subset of the kinds here.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from pygls.exceptions import JsonRpcException
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
-PANE_UNAVAILABLE = -32001
-FORK_ALREADY_OPEN = -32002
-AGENT_STOPPED = -32003
-PANE_BUSY = -32004
-REQUEST_CANCELLED = -32800
+from agentls.domain import FailureKind
 
-ERROR_NAMES = {
-    PARSE_ERROR: "ParseError",
-    INVALID_REQUEST: "InvalidRequest",
-    INVALID_PARAMS: "InvalidParams",
-    PANE_UNAVAILABLE: "PaneUnavailable",
-    FORK_ALREADY_OPEN: "ForkAlreadyOpen",
-    AGENT_STOPPED: "AgentStopped",
-    PANE_BUSY: "PaneBusy",
+if TYPE_CHECKING:
+    from agentls.worker.messages import Failure
+
+ProtocolKind = Literal[
+    "parse_error",
+    "invalid_request",
+    "method_not_found",
+    "invalid_params",
+    "cancelled",
+]
+ErrorKind = ProtocolKind | FailureKind
+
+# The one table of error codes.
+CODES: dict[ErrorKind, int] = {
+    "parse_error": -32700,
+    "invalid_request": -32600,
+    "method_not_found": -32601,
+    "invalid_params": -32602,
+    "internal": -32603,
+    "cancelled": -32800,
+    "pane_unavailable": -32001,
+    "fork_already_open": -32002,
+    "stopping": -32003,
+    "pane_busy": -32004,
+    # Worker failures that are JSON-RPC's own errors.
+    "invalid": -32602,
+    "refused": -32600,
 }
+
+# How docs/protocol.md names each code of ours (a test checks the doc has them all).
+NAMES: dict[int, str] = {
+    -32700: "ParseError",
+    -32600: "InvalidRequest",
+    -32602: "InvalidParams",
+    -32001: "PaneUnavailable",
+    -32002: "ForkAlreadyOpen",
+    -32003: "AgentStopped",
+    -32004: "PaneBusy",
+}
+
+ALL_KINDS: tuple[ErrorKind, ...] = (*get_args(ProtocolKind), *get_args(FailureKind))
 
 
 class ProtocolError(JsonRpcException):
-    """An error response with one of our codes."""
+    """An error response: its code comes from its kind."""
 
-    CODE = INTERNAL_ERROR
-
-    def __init__(self, message: str, data: Any = None) -> None:
-        super().__init__(code=self.CODE, message=message, data=data)
-
-
-class InvalidRequest(ProtocolError):
-    CODE = INVALID_REQUEST
+    def __init__(self, kind: ErrorKind, message: str, data: Any = None) -> None:
+        super().__init__(code=CODES[kind], message=message, data=data)
+        self.kind = kind
 
 
-class InvalidParams(ProtocolError):
-    CODE = INVALID_PARAMS
+def from_failure(failure: Failure) -> ProtocolError:
+    """The error response for a command the worker could not carry out."""
+    data = {"pane": failure.pane} if failure.pane is not None else None
+    return ProtocolError(failure.kind, failure.message, data)
 
 
-class PaneUnavailable(ProtocolError):
-    CODE = PANE_UNAVAILABLE
-
-    def __init__(self, pane: str) -> None:
-        super().__init__(f"session pane is no longer available: {pane!r}", {"pane": pane})
+def invalid_params(message: str) -> ProtocolError:
+    return ProtocolError("invalid_params", f"invalid params: {message}")
 
 
-class ForkAlreadyOpen(ProtocolError):
-    CODE = FORK_ALREADY_OPEN
-
-    def __init__(self, message: str = "a forked session is already open") -> None:
-        super().__init__(message)
+def invalid_request(message: str) -> ProtocolError:
+    return ProtocolError("invalid_request", message)
 
 
-class AgentStopped(ProtocolError):
-    CODE = AGENT_STOPPED
+def pane_unavailable(pane: str) -> ProtocolError:
+    from agentls.worker.messages import pane_unavailable as failure
 
-    def __init__(self, message: str = "the server is shutting down") -> None:
-        super().__init__(message)
-
-
-class PaneBusy(ProtocolError):
-    CODE = PANE_BUSY
-
-    def __init__(self, pane: str) -> None:
-        super().__init__(f"pane {pane!r} has turns in flight", {"pane": pane})
+    return from_failure(failure(pane))
 
 
-class RequestCancelled(ProtocolError):
-    CODE = REQUEST_CANCELLED
-
-
-class InternalError(ProtocolError):
-    CODE = INTERNAL_ERROR
+def stopping(message: str = "the server is shutting down") -> ProtocolError:
+    return ProtocolError("stopping", message)

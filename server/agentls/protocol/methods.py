@@ -1,11 +1,15 @@
-"""The method table of protocol v1: every method the server serves or sends.
-
-``docs/protocol.md`` documents each of these; a test keeps the two in step.
+"""The method table of the protocol: every method the server serves or sends,
+once. ``docs/protocol.md`` documents each of them (a test keeps the two in
+step), the server registers a handler for each client request (and checks at
+start-up that none is missing), and ``initialize`` advertises them.
 """
 
 from __future__ import annotations
 
-from agentls.effort import EFFORTS
+from dataclasses import dataclass
+from typing import Literal
+
+from agentls.domain import EFFORTS
 
 PROTOCOL_VERSION = 2
 MAX_FORKS = 1
@@ -23,18 +27,38 @@ NEW_SESSION = "agent/newSession"
 EVENT = "agent/event"
 REQUEST_APPROVAL = "agent/requestApproval"
 
+Direction = Literal["client→server", "server→client"]
 
-CLIENT_REQUESTS = (
-    SUBMIT,
-    STEER,
-    CANCEL,
-    FORK,
-    CLOSE_PANE,
-    SET_EFFORT,
-    SET_FAST_MODE,
-    SET_APPROVAL,
-    AUXILIARY,
-    NEW_SESSION,
+
+@dataclass(frozen=True, slots=True)
+class Method:
+    name: str
+    direction: Direction
+    kind: Literal["request", "notification"]
+    # Its params type in ``protocol.types`` (client requests), by name: the
+    # classes are defined on first use, so that start-up does not pay for them.
+    params: str | None = None
+
+
+METHODS: tuple[Method, ...] = (
+    Method(SUBMIT, "client→server", "request", "SubmitParams"),
+    Method(STEER, "client→server", "request", "SteerParams"),
+    Method(CANCEL, "client→server", "request", "CancelParams"),
+    Method(FORK, "client→server", "request", "ForkParams"),
+    Method(CLOSE_PANE, "client→server", "request", "ClosePaneParams"),
+    Method(SET_EFFORT, "client→server", "request", "SetEffortParams"),
+    Method(SET_FAST_MODE, "client→server", "request", "SetFastModeParams"),
+    Method(SET_APPROVAL, "client→server", "request", "SetApprovalParams"),
+    Method(AUXILIARY, "client→server", "request", "AuxiliaryParams"),
+    Method(NEW_SESSION, "client→server", "request", "NewSessionParams"),
+    Method(EVENT, "server→client", "notification"),
+    Method(REQUEST_APPROVAL, "server→client", "request"),
+)
+
+BY_NAME: dict[str, Method] = {method.name: method for method in METHODS}
+# The requests a client may send, in table order.
+CLIENT_REQUESTS: tuple[str, ...] = tuple(
+    m.name for m in METHODS if m.direction == "client→server" and m.kind == "request"
 )
 
 EVENT_KINDS = (
@@ -53,6 +77,16 @@ EVENT_KINDS = (
     "model.retry",
     "plan.updated",
 )
+
+
+def params_type(name: str) -> type:
+    """The params class of a client request."""
+    from agentls.protocol import types
+
+    params = BY_NAME[name].params
+    assert params is not None, f"{name} takes no params type"
+    cls: type = getattr(types, params)
+    return cls
 
 
 def capabilities() -> dict[str, object]:

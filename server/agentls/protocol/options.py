@@ -6,13 +6,9 @@ costs a few milliseconds, and start-up should pay only for this one.
 
 from __future__ import annotations
 
-from typing import Literal
-
 import attrs
 
-from agentls.effort import Effort
-
-Approval = Literal["never", "on-request", "always"]
+from agentls.domain import Approval, Effort
 
 
 @attrs.define(frozen=True)

@@ -1,4 +1,4 @@
-"""Wire types of protocol v1: the params of every ``agent/*`` request.
+"""Wire types of the protocol: the params of every ``agent/*`` request.
 
 Field names are snake_case here and camelCase on the wire (the converter
 renames). Defaults are the protocol's defaults. Results and notifications are
@@ -7,15 +7,13 @@ built as plain JSON by ``protocol.convert``.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 import attrs
 
-from agentls.effort import Effort
-from agentls.protocol.options import Approval
+from agentls.domain import Approval, Effort, SettingName
 
 ProgressToken = int | str
-__all__ = ["Approval"]
 
 
 @attrs.define(frozen=True)
@@ -74,22 +72,35 @@ class ClosePaneParams:
     pane: str
 
 
+# The setting requests: each names the setting it changes and the field that
+# carries the new value (answered as ``{pane, <field>: value}``).
+
+
 @attrs.define(frozen=True)
 class SetEffortParams:
     effort: Effort
     pane: str = "main"
+    setting: ClassVar[SettingName] = "effort"
+    field: ClassVar[str] = "effort"
 
 
 @attrs.define(frozen=True)
 class SetFastModeParams:
     enabled: bool
     pane: str = "main"
+    setting: ClassVar[SettingName] = "fast_mode"
+    field: ClassVar[str] = "enabled"
 
 
 @attrs.define(frozen=True)
 class SetApprovalParams:
     approval: Approval
     pane: str = "main"
+    setting: ClassVar[SettingName] = "approval"
+    field: ClassVar[str] = "approval"
+
+
+SettingParams = SetEffortParams | SetFastModeParams | SetApprovalParams
 
 
 @attrs.define(frozen=True)

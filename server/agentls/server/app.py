@@ -4,7 +4,7 @@
 whose params fail to parse gets an error response instead of none; our params
 arrive raw so they are parsed strictly in the handler), advertises
 ``experimental.agentls`` and owns the LSP life cycle. ``AgentServer`` holds
-the session and registers the handlers.
+the connection and registers the handlers.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import cattrs
 from lsprotocol import types as lsp
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, default_converter
 from pygls.protocol.language_server import lsp_method
@@ -34,7 +34,7 @@ from agentls.protocol.options import InitializationOptions
 from agentls.server.paths import workspace_from
 
 if TYPE_CHECKING:
-    from agentls.server.session import Session
+    from agentls.server.connection import Connection
 
 log = logging.getLogger(__name__)
 
@@ -149,14 +149,14 @@ class AgentProtocol(LanguageServerProtocol):
             text = body.decode("utf-8") if isinstance(body, bytes) else body
             data = json.loads(text, parse_int=_parse_int)
         except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-            self.reply_error(None, errors.PARSE_ERROR, f"Parse error: {_first_line(exc)}")
+            self.reply_error(None, "parse_error", f"Parse error: {_first_line(exc)}")
             return
         self.receive_object(data)
 
     def receive_object(self, data: Any) -> None:
         if not isinstance(data, dict):
             self.reply_error(
-                None, errors.INVALID_REQUEST, "Invalid Request: a message must be one JSON object"
+                None, "invalid_request", "Invalid Request: a message must be one JSON object"
             )
             return
         has_id = "id" in data
@@ -164,30 +164,30 @@ class AgentProtocol(LanguageServerProtocol):
         reply_id = msg_id if _valid_id(msg_id) else None
         if data.get("jsonrpc") != "2.0":
             self.reply_error(
-                reply_id, errors.INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"'
+                reply_id, "invalid_request", 'Invalid Request: "jsonrpc" must be "2.0"'
             )
             return
         if "method" not in data:
             if has_id and ("result" in data or "error" in data):
                 self._dispatch(data)  # the answer to one of our own requests
             else:
-                self.reply_error(reply_id, errors.INVALID_REQUEST, "Invalid Request: no method")
+                self.reply_error(reply_id, "invalid_request", "Invalid Request: no method")
             return
         method = data["method"]
         if not isinstance(method, str):
             self.reply_error(
-                reply_id, errors.INVALID_REQUEST, "Invalid Request: method must be a string"
+                reply_id, "invalid_request", "Invalid Request: method must be a string"
             )
             return
         if has_id and not _valid_id(msg_id):
             self.reply_error(
-                None, errors.INVALID_REQUEST, "Invalid Request: id must be a string or a number"
+                None, "invalid_request", "Invalid Request: id must be a string or a number"
             )
             return
         server = self._server
         if has_id and (self._shutdown or server.shutdown_requested) and method != lsp.EXIT:
             self.reply_error(
-                msg_id, errors.INVALID_REQUEST, "Invalid Request: the server is shutting down"
+                msg_id, "invalid_request", "Invalid Request: the server is shutting down"
             )
             return
         if has_id and method in methods.CLIENT_REQUESTS and server.configured is None:
@@ -195,7 +195,7 @@ class AgentProtocol(LanguageServerProtocol):
             # behind this request must not let it through.
             self.reply_error(
                 msg_id,
-                errors.INVALID_REQUEST,
+                "invalid_request",
                 "the server is not initialized yet: send initialize first",
             )
             return
@@ -207,9 +207,7 @@ class AgentProtocol(LanguageServerProtocol):
             message = self.structure_message(data)
         except JsonRpcException as exc:
             if request is not None:
-                self.reply_error(
-                    data["id"], errors.INVALID_PARAMS, _structuring_error(exc, request)
-                )
+                self.reply_error(data["id"], "invalid_params", _structuring_error(exc, request))
             else:
                 log.warning(
                     "ignoring a malformed %s message: %s", data.get("method", "response"), exc
@@ -220,7 +218,7 @@ class AgentProtocol(LanguageServerProtocol):
             # request for one and never answer it.
             self.reply_error(
                 data["id"],
-                errors.METHOD_NOT_FOUND,
+                "method_not_found",
                 f"Method Not Found: {request} is a notification, not a request",
             )
             return
@@ -239,11 +237,10 @@ class AgentProtocol(LanguageServerProtocol):
             message["result"] = result
         self._send_data(message)
 
-    def reply_error(self, msg_id: Any, code: int, message: str) -> None:
+    def reply_error(self, msg_id: Any, kind: errors.ErrorKind, message: str) -> None:
         # A plain dict, so that an id of null is sent as null (pygls omits it).
-        self._send_data(
-            {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
-        )
+        error = {"code": errors.CODES[kind], "message": message}
+        self._send_data({"jsonrpc": "2.0", "id": msg_id, "error": error})
 
     def _handle_request(self, msg_id: Any, method_name: str, params: Any) -> None:
         if method_name == lsp.SHUTDOWN:
@@ -268,23 +265,21 @@ class AgentProtocol(LanguageServerProtocol):
     ) -> Generator[Any, Any, lsp.InitializeResult]:
         server = self._server
         if server.configured is not None:
-            raise errors.InvalidRequest("initialize was already received")
+            raise errors.invalid_request("initialize was already received")
         options = parse(
             params.initialization_options, InitializationOptions, what="initializationOptions"
         )
         expected = server.options.token
         if expected is not None and options.token != expected:
-            raise errors.InvalidRequest(
+            raise errors.invalid_request(
                 "this server requires a token: pass initializationOptions.token"
             )
         result: lsp.InitializeResult = yield from super().lsp_initialize(params)
         folders = [folder.uri for folder in params.workspace_folders or ()]
         root, source = workspace_from(options, params.root_uri, params.root_path, folders)
         if not root.is_dir():
-            raise JsonRpcInvalidParams(
-                f"invalid params: {source}: the workspace {str(root)!r} is not a directory"
-            )
-        # The session (agents, worker, model client) starts once the client
+            raise errors.invalid_params(f"{source}: the workspace {str(root)!r} is not a directory")
+        # The connection (agents, worker, model client) starts once the client
         # has this answer (``initialized``), so that answering initialize pays
         # only for pygls itself.
         server.configured = (options, root)
@@ -294,21 +289,19 @@ class AgentProtocol(LanguageServerProtocol):
     @lsp_method(lsp.EXIT)
     def lsp_exit(self, *args: Any) -> Generator[Any, Any, None]:
         # Standard LSP: exit code 0 after shutdown, 1 without it. The transport
-        # stops the session in order and exits with that code.
+        # stops the connection in order and exits with that code.
         shut_down = self._shutdown or self._server.shutdown_requested
         self._server.request_exit(0 if shut_down else 1)
         yield from ()
 
 
-def load_session_code() -> None:
-    import agentls.server.approval
-    import agentls.server.handlers
-    import agentls.server.session  # noqa: F401
+def load_connection_code() -> None:
+    pass
 
 
 def preload() -> None:
-    """Import what the session and the first turn need (on a background thread)."""
-    load_session_code()
+    """Import what the connection and the first turn need (on a background thread)."""
+    load_connection_code()
     from agentls.model.client import warm_up
 
     warm_up()
@@ -324,16 +317,16 @@ class AgentServer(LanguageServer):
             max_workers=4,
         )
         self.options = options or ServerOptions()
-        # Set by initialize; the session is made from it.
+        # Set by initialize; the connection is made from it.
         self.configured: tuple[InitializationOptions, Path] | None = None
-        self._session: Session | None = None
-        self._starting: asyncio.Task[Session] | None = None
+        self._connection: Connection | None = None
+        self._starting: asyncio.Task[Connection] | None = None
         self.exit_requested = asyncio.Event()
         self.exit_code = 0
         self.shutdown_requested = False
         self._inflight: set[asyncio.Task[Any]] = set()
         self.soft_cancels: dict[Any, SoftCancel] = {}
-        # Turn ids are unique for the life of the server, whatever session.
+        # Turn ids are unique for the life of the server, whatever pane or session.
         self._turn_ids = itertools.count(1)
         self._register()
 
@@ -344,47 +337,47 @@ class AgentServer(LanguageServer):
         assert isinstance(protocol, AgentProtocol)
         return protocol.receive
 
-    # --- the session ------------------------------------------------------------------
+    # --- the connection ------------------------------------------------------------------
 
     @property
     def started(self) -> bool:
-        return self._session is not None
+        return self._connection is not None
 
-    async def session(self) -> Session:
-        """The running session, started on first use after initialize."""
-        if self._session is not None:
-            if self._session.stopping:
-                raise errors.AgentStopped()
-            return self._session
+    async def connection(self) -> Connection:
+        """The running connection, started on first use after initialize."""
+        if self._connection is not None:
+            if self._connection.stopping:
+                raise errors.stopping()
+            return self._connection
         if self.configured is None:
-            raise errors.InvalidRequest("the server is not initialized yet: send initialize first")
+            raise errors.invalid_request("the server is not initialized yet: send initialize first")
         if self.shutdown_requested or self.exit_requested.is_set():
-            raise errors.AgentStopped()
+            raise errors.stopping()
         if self._starting is None:
             self._starting = asyncio.ensure_future(self._start())
         return await asyncio.shield(self._starting)
 
-    async def _start(self) -> Session:
-        await asyncio.to_thread(load_session_code)  # off the loop; done already if preload won
+    async def _start(self) -> Connection:
+        await asyncio.to_thread(load_connection_code)  # off the loop; done already if preload won
         from agentls.server.approval import EditorApprover
-        from agentls.server.session import Session
+        from agentls.server.connection import Connection
 
         assert self.configured is not None
         options, root = self.configured
-        session = Session(self._notify_event, EditorApprover(self), self.next_turn_id)
-        await session.start(options, root)
-        self._session = session
-        return session
+        connection = Connection(self._notify_event, EditorApprover(self), self.next_turn_id)
+        await connection.start(options, root)
+        self._connection = connection
+        return connection
 
-    async def stop_session(self) -> None:
+    async def stop_connection(self) -> None:
         """Cancel every turn, answer every request, kill every process."""
         if self._starting is not None:
             try:
                 await self._starting
             except Exception:
                 pass
-        if self._session is not None:
-            await self._session.stop()
+        if self._connection is not None:
+            await self._connection.stop()
         await self.wait_for_requests()
 
     def _notify_event(self, params: dict[str, Any]) -> None:
@@ -423,7 +416,7 @@ class AgentServer(LanguageServer):
         async def dispatch(raw: Any) -> Any:
             from agentls.server.handlers import HANDLERS
 
-            params_type, handler = HANDLERS[name]
+            handler, params_type = HANDLERS[name], methods.params_type(name)
             task = asyncio.current_task()
             assert task is not None
             self._inflight.add(task)
@@ -449,13 +442,13 @@ class AgentServer(LanguageServer):
         @self.feature(lsp.INITIALIZED)
         async def initialized(*_: Any) -> None:
             # Load the SDK on a thread of its own meanwhile, and start the
-            # session now: the first submit finds everything ready.
+            # connection now: the first submit finds everything ready.
             threading.Thread(target=preload, name="preload", daemon=True).start()
-            await self.session()
+            await self.connection()
 
         @self.feature(lsp.SHUTDOWN)
         async def shutdown(*_: Any) -> None:
-            await self.stop_session()
+            await self.stop_connection()
 
         @self.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
         async def did_change_configuration(params: lsp.DidChangeConfigurationParams) -> None:

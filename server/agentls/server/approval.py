@@ -46,7 +46,7 @@ class EditorApprover:
         return isinstance(agentls, dict) and agentls.get("requestApproval") is True
 
     async def __call__(self, request: ApprovalRequest) -> ApprovalDecision:
-        pane = (await self._server.session()).pane_of(request.turn_id)
+        pane = (await self._server.connection()).pane_of(request.turn_id)
         if self._native():
             params: dict[str, Any] = {
                 "pane": pane,

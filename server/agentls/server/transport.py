@@ -117,7 +117,7 @@ class CoalescingWriter:
 
 async def _serve(server: AgentServer, read: Any) -> int:
     """Run the message loop until input ends, ``exit`` arrives or a signal
-    says stop; then stop the session in order."""
+    says stop; then stop the connection in order."""
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         try:
@@ -132,7 +132,7 @@ async def _serve(server: AgentServer, read: Any) -> int:
 
     reading = asyncio.ensure_future(reader())
     await server.exit_requested.wait()
-    await server.stop_session()
+    await server.stop_connection()
     reading.cancel()
     writer = server.protocol.writer
     if isinstance(writer, CoalescingWriter):

@@ -44,7 +44,7 @@ from typing import Any, Literal
 
 import anyio
 
-from agentls.tools.base import ToolContext, ToolResult, function_spec, get_str
+from agentls.tools.base import FunctionTool, ToolContext, ToolResult, get_str
 from agentls.tools.workspace import PathOutsideWorkspace, Workspace
 
 __all__ = [
@@ -940,29 +940,24 @@ def main(patch: bytes, cwd: str) -> int:
     return 0
 
 
-class ApplyPatch:
-    """The ``apply_patch`` tool the model calls."""
-
+class ApplyPatch(FunctionTool):
     name = "apply_patch"
-
-    def spec(self) -> dict[str, Any]:
-        return function_spec(
-            self.name,
-            "Edit files with a patch. Format:\n"
-            "*** Begin Patch\n"
-            "*** Add File: path/new.txt\n+every line of the new file, prefixed with +\n"
-            "*** Delete File: path/old.txt\n"
-            "*** Update File: path/file.py\n"
-            "*** Move to: path/renamed.py   (optional)\n"
-            "@@ def function_or_class_to_anchor_on():\n"
-            " unchanged context line (3 lines before and after each change)\n"
-            "-removed line\n+added line\n"
-            "*** End Patch\n"
-            "Paths are relative to the workspace. The patch is applied all or nothing: "
-            "if any part does not apply, no file changes.",
-            {"patch": {"type": "string", "description": "The whole patch text."}},
-            ["patch"],
-        )
+    description = (
+        "Edit files with a patch. Format:\n"
+        "*** Begin Patch\n"
+        "*** Add File: path/new.txt\n+every line of the new file, prefixed with +\n"
+        "*** Delete File: path/old.txt\n"
+        "*** Update File: path/file.py\n"
+        "*** Move to: path/renamed.py   (optional)\n"
+        "@@ def function_or_class_to_anchor_on():\n"
+        " unchanged context line (3 lines before and after each change)\n"
+        "-removed line\n+added line\n"
+        "*** End Patch\n"
+        "Paths are relative to the workspace. The patch is applied all or nothing: "
+        "if any part does not apply, no file changes."
+    )
+    properties = {"patch": {"type": "string", "description": "The whole patch text."}}
+    required = ("patch",)
 
     def title(self, args: dict[str, Any], workspace: Workspace) -> str:
         paths = affected_paths(str(args.get("patch", "")))

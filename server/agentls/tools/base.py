@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, ClassVar, Protocol
 
 from agentls.config import ToolConfig
+from agentls.domain import ToolStatus
 from agentls.tools.processes import ProcessScope
 from agentls.tools.workspace import Workspace
-
-ToolStatus = Literal["completed", "failed"]
 
 
 class ToolArgumentError(ValueError):
@@ -44,10 +43,11 @@ class ToolContext:
 
 
 class Tool(Protocol):
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def spec(self) -> dict[str, Any]:
-        """The function-tool definition sent to the model."""
+        """The tool definition sent to the model."""
         ...
 
     def title(self, args: dict[str, Any], workspace: Workspace) -> str:
@@ -57,21 +57,28 @@ class Tool(Protocol):
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult: ...
 
 
-def function_spec(
-    name: str, description: str, properties: dict[str, Any], required: list[str]
-) -> dict[str, Any]:
-    return {
-        "type": "function",
-        "name": name,
-        "description": description,
-        "strict": False,
-        "parameters": {
-            "type": "object",
-            "properties": properties,
-            "required": required,
-            "additionalProperties": False,
-        },
-    }
+class FunctionTool:
+    """A tool offered as a function: it declares its name, description and
+    JSON-schema properties; the definition sent to the model is built here."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    properties: ClassVar[dict[str, Any]]
+    required: ClassVar[tuple[str, ...]]
+
+    def spec(self) -> dict[str, Any]:
+        return {
+            "type": "function",
+            "name": self.name,
+            "description": self.description,
+            "strict": False,
+            "parameters": {
+                "type": "object",
+                "properties": self.properties,
+                "required": list(self.required),
+                "additionalProperties": False,
+            },
+        }
 
 
 def get_str(args: dict[str, Any], key: str, *, required: bool = True) -> str | None:

@@ -18,10 +18,10 @@ import anyio
 import anyio.abc
 
 from agentls.tools.base import (
+    FunctionTool,
     ToolArgumentError,
     ToolContext,
     ToolResult,
-    function_spec,
     get_int,
     get_str,
     shorten,
@@ -71,30 +71,26 @@ class OutputCapture:
         return f"{head}\n[… {omitted} bytes of output omitted …]\n{tail}"
 
 
-class ExecCommand:
+class ExecCommand(FunctionTool):
     name = "exec_command"
-
-    def spec(self) -> dict[str, Any]:
-        return function_spec(
-            self.name,
-            "Run a shell command with `bash -lc` in the workspace and return its exit code "
-            "and output (stdout and stderr merged; head and tail kept when long). Commands "
-            "run unattended: stdin is closed, so never run anything interactive.",
-            {
-                "cmd": {"type": "string", "description": "The shell command to run."},
-                "workdir": {
-                    "type": "string",
-                    "description": "Directory to run in, relative to the workspace root "
-                    "(default: the root). Must lie inside the workspace.",
-                },
-                "timeout_ms": {
-                    "type": "integer",
-                    "description": "Kill the command after this many milliseconds "
-                    "(default 120000).",
-                },
-            },
-            ["cmd"],
-        )
+    description = (
+        "Run a shell command with `bash -lc` in the workspace and return its exit code "
+        "and output (stdout and stderr merged; head and tail kept when long). Commands "
+        "run unattended: stdin is closed, so never run anything interactive."
+    )
+    properties = {
+        "cmd": {"type": "string", "description": "The shell command to run."},
+        "workdir": {
+            "type": "string",
+            "description": "Directory to run in, relative to the workspace root "
+            "(default: the root). Must lie inside the workspace.",
+        },
+        "timeout_ms": {
+            "type": "integer",
+            "description": "Kill the command after this many milliseconds (default 120000).",
+        },
+    }
+    required = ("cmd",)
 
     def title(self, args: dict[str, Any], workspace: Workspace) -> str:
         return f"Running `{shorten(str(args.get('cmd', '')), 60)}`"

@@ -6,10 +6,10 @@ import os
 from typing import Any
 
 from agentls.tools.base import (
+    FunctionTool,
     ToolArgumentError,
     ToolContext,
     ToolResult,
-    function_spec,
     get_int,
     get_str,
 )
@@ -19,21 +19,18 @@ from agentls.tools.workspace import Workspace
 _MAX_FILE_BYTES = 32 * 1024 * 1024
 
 
-class ReadFile:
+class ReadFile(FunctionTool):
     name = "read_file"
-
-    def spec(self) -> dict[str, Any]:
-        return function_spec(
-            self.name,
-            "Read a text file in the workspace. Returns numbered lines (`N<TAB>text`), "
-            "starting at `offset` (1-based, default 1), at most `limit` lines (default 2000).",
-            {
-                "path": {"type": "string", "description": "File path, relative to the workspace."},
-                "offset": {"type": "integer", "description": "First line to return (1-based)."},
-                "limit": {"type": "integer", "description": "Maximum number of lines."},
-            },
-            ["path"],
-        )
+    description = (
+        "Read a text file in the workspace. Returns numbered lines (`N<TAB>text`), "
+        "starting at `offset` (1-based, default 1), at most `limit` lines (default 2000)."
+    )
+    properties = {
+        "path": {"type": "string", "description": "File path, relative to the workspace."},
+        "offset": {"type": "integer", "description": "First line to return (1-based)."},
+        "limit": {"type": "integer", "description": "Maximum number of lines."},
+    }
+    required = ("path",)
 
     def title(self, args: dict[str, Any], workspace: Workspace) -> str:
         return f"Reading {workspace.display(str(args.get('path', '')))}"

@@ -4,37 +4,34 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentls.tools.base import ToolArgumentError, ToolContext, ToolResult, function_spec, get_str
+from agentls.tools.base import FunctionTool, ToolArgumentError, ToolContext, ToolResult, get_str
 from agentls.tools.workspace import Workspace
 
 STEP_STATUSES = ("pending", "in_progress", "completed")
 
 
-class UpdatePlan:
+class UpdatePlan(FunctionTool):
     name = "update_plan"
-
-    def spec(self) -> dict[str, Any]:
-        return function_spec(
-            self.name,
-            "Record your plan for the task as a list of steps with their status. "
-            "At most one step is in_progress at a time.",
-            {
-                "explanation": {"type": "string"},
-                "plan": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "properties": {
-                            "step": {"type": "string"},
-                            "status": {"type": "string", "enum": list(STEP_STATUSES)},
-                        },
-                        "required": ["step", "status"],
-                        "additionalProperties": False,
-                    },
+    description = (
+        "Record your plan for the task as a list of steps with their status. "
+        "At most one step is in_progress at a time."
+    )
+    properties = {
+        "explanation": {"type": "string"},
+        "plan": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "step": {"type": "string"},
+                    "status": {"type": "string", "enum": list(STEP_STATUSES)},
                 },
+                "required": ["step", "status"],
+                "additionalProperties": False,
             },
-            ["plan"],
-        )
+        },
+    }
+    required = ("plan",)
 
     def title(self, args: dict[str, Any], workspace: Workspace) -> str:
         return "Updating the plan"

@@ -8,27 +8,22 @@ layer). The events report the same facts to observers (a UI), in order.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, TypeVar
+from typing import Generic, Literal, TypeVar
 
 import anyio
 
 from agentls.agent.agent import Agent
 from agentls.agent.interrupt import CancelToken
 from agentls.agent.receipt import Receipt
+from agentls.agent.settings import SettingChange
 from agentls.agent.stream import EventStream
-from agentls.config import Effort
+from agentls.domain import FailureKind, TurnStatus
 from agentls.model.types import Usage
 
 PaneId = str
 MAIN: PaneId = "main"
 TurnId = int
 AgentEvents = EventStream
-
-PANE_UNAVAILABLE = "session pane is no longer available"
-FORK_ALREADY_OPEN = "a forked session is already open"
-PRIMARY_UNAVAILABLE = "the primary session is no longer available"
-PANE_BUSY = "the pane has turns in flight"
-STOPPING = "the worker is shutting down"
 
 T = TypeVar("T")
 
@@ -63,12 +58,24 @@ class Completion(Generic[T]):
 
 @dataclass(frozen=True, slots=True)
 class Failure:
-    """A command that could not be carried out; ``kind`` says why for the protocol layer."""
+    """A command that could not be carried out. ``kind`` is what callers act
+    on (the protocol layer maps it to an error code); ``message`` is for people
+    and may be reworded freely."""
 
-    kind: Literal[
-        "pane_unavailable", "fork_already_open", "pane_busy", "stopping", "invalid", "error"
-    ]
+    kind: FailureKind
     message: str
+    pane: PaneId | None = None
+
+
+def pane_unavailable(pane: PaneId) -> Failure:
+    return Failure(
+        "pane_unavailable",
+        f"pane {pane!r} is no longer available (it was closed, or never opened)",
+        pane,
+    )
+
+
+STOPPING = Failure("stopping", "the server is shutting down")
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +85,7 @@ class AuxiliaryCancelled:
 
 @dataclass(frozen=True, slots=True)
 class AuxiliaryFailed:
-    message: str
+    failure: Failure
 
 
 AuxiliaryResult = str | AuxiliaryCancelled | AuxiliaryFailed
@@ -119,33 +126,23 @@ class Steer:
 
 
 @dataclass(slots=True)
-class ReplaceAgent:
-    """Give the pane a new agent (``None``: a fresh sibling of the current one)."""
+class NewSession:
+    """Start a new session in the pane: a new agent (``None``: a fresh sibling
+    of the current one, with its settings) replaces the pane's agent."""
 
     pane: PaneId
     agent: Agent | None = None
-    reply: Completion[AgentReplaced | Failure] | None = None
+    reply: Completion[SessionStarted | Failure] | None = None
 
 
 @dataclass(slots=True)
-class SetEffort:
+class ChangeSetting:
+    """Change one of the pane's settings; it applies from the next model
+    request or tool call, also in the middle of a turn."""
+
     pane: PaneId
-    effort: Effort
-    reply: Completion[EffortUpdated] | None = None
-
-
-@dataclass(slots=True)
-class SetFastMode:
-    pane: PaneId
-    enabled: bool
-    reply: Completion[FastModeUpdated] | None = None
-
-
-@dataclass(slots=True)
-class SetApproval:
-    pane: PaneId
-    policy: str
-    reply: Completion[ApprovalUpdated] | None = None
+    change: SettingChange
+    reply: Completion[SettingChanged] | None = None
 
 
 @dataclass(slots=True)
@@ -182,10 +179,8 @@ Command = (
     Submit
     | Auxiliary
     | Steer
-    | ReplaceAgent
-    | SetEffort
-    | SetFastMode
-    | SetApproval
+    | NewSession
+    | ChangeSetting
     | CancelAll
     | Cancel
     | OpenFork
@@ -204,19 +199,17 @@ class TurnAccepted:
 
 @dataclass(frozen=True, slots=True)
 class TurnFinished:
-    """A turn ended. ``error`` is None for completed and for cancelled turns;
-    ``snapshot`` is set only for completed ones."""
+    """A turn ended. ``error`` (for the user) is None for completed and for
+    cancelled turns. ``rejected`` says why a turn never started."""
 
     pane: PaneId
     id: TurnId
     error: str | None
-    snapshot: dict[str, Any] | None
-    status: Literal["completed", "cancelled", "failed"] = "failed"
+    status: TurnStatus = "failed"
     final_message: str = ""
     usage: Usage = field(default_factory=Usage)
     receipt: Receipt | None = None
-    # The turn never started because its pane did not exist.
-    rejected: bool = False
+    rejected: Failure | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,14 +232,14 @@ class SteerPromoted:
 class SteerFailed:
     pane: PaneId
     queue_id: int
-    error: str
+    failure: Failure
 
 
 @dataclass(frozen=True, slots=True)
 class TurnsCancelled:
     pane: PaneId
     count: int
-    error: str | None
+    failure: Failure | None
     receipts: tuple[Receipt, ...] = ()
 
 
@@ -260,8 +253,7 @@ class ForkOpened:
 @dataclass(frozen=True, slots=True)
 class ForkFailed:
     pane: PaneId
-    error: str
-    kind: Literal["fork_already_open", "pane_unavailable", "stopping", "error"] = "error"
+    failure: Failure
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,31 +273,19 @@ class PaneClosed:
 
 
 @dataclass(frozen=True, slots=True)
-class AgentReplaced:
+class SessionStarted:
+    """The pane has a new agent (a new session)."""
+
     pane: PaneId
     agent: Agent
     events: AgentEvents
 
 
 @dataclass(frozen=True, slots=True)
-class EffortUpdated:
+class SettingChanged:
     pane: PaneId
-    effort: Effort
-    error: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class FastModeUpdated:
-    pane: PaneId
-    enabled: bool
-    error: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ApprovalUpdated:
-    pane: PaneId
-    policy: str
-    error: str | None = None
+    change: SettingChange
+    failure: Failure | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -324,9 +304,7 @@ WorkerEvent = (
     | ForkFailed
     | ForkPromoted
     | PaneClosed
-    | AgentReplaced
-    | EffortUpdated
-    | FastModeUpdated
-    | ApprovalUpdated
+    | SessionStarted
+    | SettingChanged
     | Stopped
 )

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -26,6 +25,8 @@ from agentls.agent.agent import Agent
 from agentls.agent.errors import (
     AgentError,
     AgentStopped,
+    InvalidRequest,
+    SteerQueueFull,
     TurnCancelled,
     TurnNotCancellable,
     TurnNotSteerable,
@@ -33,36 +34,29 @@ from agentls.agent.errors import (
 from agentls.agent.interrupt import CancelToken
 from agentls.agent.receipt import Receipt
 from agentls.agent.turn import Turn, TurnControl, TurnOutcome
+from agentls.config import ConfigError
 from agentls.worker.messages import (
-    FORK_ALREADY_OPEN,
     MAIN,
-    PANE_BUSY,
-    PANE_UNAVAILABLE,
-    PRIMARY_UNAVAILABLE,
     STOPPING,
-    AgentReplaced,
-    ApprovalUpdated,
     Auxiliary,
     AuxiliaryCancelled,
     AuxiliaryFailed,
     Cancel,
     CancelAll,
+    ChangeSetting,
     ClosePane,
     Command,
     Completion,
-    EffortUpdated,
     Failure,
-    FastModeUpdated,
     ForkFailed,
     ForkOpened,
     ForkPromoted,
+    NewSession,
     OpenFork,
     PaneClosed,
     PaneId,
-    ReplaceAgent,
-    SetApproval,
-    SetEffort,
-    SetFastMode,
+    SessionStarted,
+    SettingChanged,
     Steer,
     SteerAdmitted,
     SteerFailed,
@@ -74,6 +68,7 @@ from agentls.worker.messages import (
     TurnId,
     TurnsCancelled,
     WorkerEvent,
+    pane_unavailable,
 )
 
 log = logging.getLogger(__name__)
@@ -202,7 +197,7 @@ class PaneWorker:
                     await self._handle(command)
                 except Exception as exc:  # a bug must not take the whole worker down
                     log.exception("worker command %r failed", command)
-                    self._refuse(command, f"internal error: {exc}")
+                    self._refuse(command, Failure("internal", f"internal error: {exc}"))
 
     async def _handle(self, command: Command) -> None:
         match command:
@@ -212,12 +207,8 @@ class PaneWorker:
                 self._auxiliary(command)
             case Steer():
                 self._steer(command)
-            case SetEffort():
-                self._set_effort(command)
-            case SetFastMode():
-                self._set_fast_mode(command)
-            case SetApproval():
-                self._set_approval(command)
+            case ChangeSetting():
+                self._change_setting(command)
             case OpenFork():
                 self._open_fork(command)
             case CancelAll():
@@ -233,34 +224,34 @@ class PaneWorker:
                 _answer(command.reply, event)
             case ClosePane():
                 await self._close_pane(command)
-            case ReplaceAgent():
-                await self._replace_agent(command)
+            case NewSession():
+                await self._new_session(command)
 
-    def _refuse(self, command: Command, message: str = STOPPING) -> None:
+    def _refuse(self, command: Command, failure: Failure = STOPPING) -> None:
         """Answer a command that will not be carried out: nothing is silently dropped."""
         match command:
             case Submit():
-                self._emit(TurnFinished(command.pane, command.id, message, None, rejected=True))
+                self._reject(command, failure)
             case Auxiliary():
-                command.completion.set(AuxiliaryCancelled())
+                if failure.kind == "stopping":
+                    command.completion.set(AuxiliaryCancelled())
+                else:
+                    command.completion.set(AuxiliaryFailed(failure))
             case Steer():
-                event = SteerFailed(command.pane, command.queue_id, message)
-                self._emit(event)
-                _answer(command.reply, event)
-            case SetEffort():
-                _answer(command.reply, EffortUpdated(command.pane, command.effort, message))
-            case SetFastMode():
-                _answer(command.reply, FastModeUpdated(command.pane, command.enabled, message))
-            case SetApproval():
-                _answer(command.reply, ApprovalUpdated(command.pane, command.policy, message))
+                self._steer_failed(command, failure)
+            case ChangeSetting():
+                _answer(command.reply, SettingChanged(command.pane, command.change, failure))
             case OpenFork():
-                _answer(command.reply, ForkFailed(command.pane, message, "stopping"))
+                _answer(command.reply, ForkFailed(command.pane, failure))
             case CancelAll() | Cancel():
-                _answer(command.reply, TurnsCancelled(command.pane, 0, message))
+                _answer(command.reply, TurnsCancelled(command.pane, 0, failure))
             case ClosePane():
-                _answer(command.reply, Failure("stopping", message))
-            case ReplaceAgent():
-                _answer(command.reply, Failure("stopping", message))
+                _answer(command.reply, failure)
+            case NewSession():
+                _answer(command.reply, failure)
+
+    def _reject(self, command: Submit, failure: Failure) -> None:
+        self._emit(TurnFinished(command.pane, command.id, failure.message, rejected=failure))
 
     def _emit(self, event: WorkerEvent) -> None:
         try:
@@ -273,14 +264,12 @@ class PaneWorker:
     def _submit(self, command: Submit) -> None:
         agent = self._agents.get(command.pane)
         if agent is None:
-            self._emit(
-                TurnFinished(command.pane, command.id, PANE_UNAVAILABLE, None, rejected=True)
-            )
+            self._reject(command, pane_unavailable(command.pane))
             return
         try:
             turn = agent.prompt(command.prompt, turn_id=command.id)
         except AgentError as exc:
-            self._emit(TurnFinished(command.pane, command.id, str(exc), None, rejected=True))
+            self._reject(command, _failure(exc, command.pane))
             return
         self._track(command.pane, turn)
         self._emit(TurnAccepted(command.pane, command.id))
@@ -299,7 +288,7 @@ class PaneWorker:
             return
         agent = self._agents.get(job.pane)
         if agent is None:
-            job.completion.set(AuxiliaryFailed(PANE_UNAVAILABLE))
+            job.completion.set(AuxiliaryFailed(pane_unavailable(job.pane)))
             return
         try:
             if job.context == "conversation":
@@ -307,14 +296,14 @@ class PaneWorker:
             else:
                 isolated = agent.spawn(background=True)
         except AgentError as exc:
-            job.completion.set(AuxiliaryFailed(str(exc)))
+            job.completion.set(AuxiliaryFailed(_failure(exc, job.pane)))
             return
         assert self._turn_group is not None
         self._turn_group.start_soon(_drain_events, isolated)  # nobody may see its events
         try:
             turn = isolated.prompt(job.prompt, turn_id=job.id)
         except AgentError as exc:
-            job.completion.set(AuxiliaryFailed(str(exc)))
+            job.completion.set(AuxiliaryFailed(_failure(exc, job.pane)))
             self._turn_group.start_soon(isolated.shutdown)
             return
         self._track(job.pane, turn, job, isolated)
@@ -361,14 +350,13 @@ class PaneWorker:
             elif isinstance(result, TurnCancelled) and expected:
                 active.job.completion.set(AuxiliaryCancelled())
             else:
-                active.job.completion.set(AuxiliaryFailed(str(result)))
+                active.job.completion.set(AuxiliaryFailed(Failure("internal", str(result))))
             return
         if isinstance(result, TurnOutcome):
             event = TurnFinished(
                 active.pane,
                 active.id,
                 None,
-                result.snapshot,
                 "completed",
                 result.final_message,
                 result.usage,
@@ -378,19 +366,18 @@ class PaneWorker:
                 active.pane,
                 active.id,
                 None if expected else str(result),
-                None,
                 "cancelled",
                 receipt=result.receipt,
             )
         else:
-            event = TurnFinished(active.pane, active.id, str(result), None, "failed")
+            event = TurnFinished(active.pane, active.id, str(result), "failed")
         self._emit(event)
 
     def _steer(self, command: Steer) -> None:
         pane = command.pane
         agent = self._agents.get(pane)
         if agent is None:
-            self._steer_failed(command, PANE_UNAVAILABLE)
+            self._steer_failed(command, pane_unavailable(pane))
             return
         candidates = sorted(
             (
@@ -409,7 +396,7 @@ class PaneWorker:
             except TurnNotSteerable:
                 continue
             except AgentError as exc:
-                self._steer_failed(command, str(exc))
+                self._steer_failed(command, _failure(exc, pane))
                 return
             event = SteerAdmitted(pane, command.queue_id, active.id)
             self._emit(event)
@@ -419,7 +406,7 @@ class PaneWorker:
         try:
             turn = agent.prompt(command.prompt, turn_id=command.fallback_id)
         except AgentError as exc:
-            self._steer_failed(command, str(exc))
+            self._steer_failed(command, _failure(exc, pane))
             return
         self._track(pane, turn)
         self._emit(TurnAccepted(pane, command.fallback_id))
@@ -427,15 +414,15 @@ class PaneWorker:
         self._emit(promoted)
         _answer(command.reply, promoted)
 
-    def _steer_failed(self, command: Steer, error: str) -> None:
-        event = SteerFailed(command.pane, command.queue_id, error)
+    def _steer_failed(self, command: Steer, failure: Failure) -> None:
+        event = SteerFailed(command.pane, command.queue_id, failure)
         self._emit(event)
         _answer(command.reply, event)
 
     async def _cancel(self, pane: PaneId, keys: list[tuple[PaneId, TurnId]]) -> TurnsCancelled:
         """Cancel the given turns concurrently; count those that really were."""
         receipts: list[Receipt] = []
-        errors: list[str] = []
+        failures: list[Failure] = []
 
         async def cancel_one(active: _ActiveTurn) -> None:
             active.cancelled = True
@@ -444,7 +431,7 @@ class PaneWorker:
             except TurnNotCancellable:
                 pass
             except AgentError as exc:
-                errors.append(str(exc))
+                failures.append(_failure(exc, active.pane))
 
         async with anyio.create_task_group() as group:
             for key in sorted(keys):
@@ -452,48 +439,42 @@ class PaneWorker:
                 if active is not None:
                     group.start_soon(cancel_one, active)
         receipts.sort(key=lambda receipt: receipt.turn_id)
-        return TurnsCancelled(pane, len(receipts), errors[0] if errors else None, tuple(receipts))
+        failure = failures[0] if failures else None
+        return TurnsCancelled(pane, len(receipts), failure, tuple(receipts))
 
     # --- settings --------------------------------------------------------------------
 
-    def _set_effort(self, command: SetEffort) -> None:
-        error = _apply(self._agents.get(command.pane), lambda a: a.set_effort(command.effort))
-        event = EffortUpdated(command.pane, command.effort, error)
-        self._emit(event)
-        _answer(command.reply, event)
-
-    def _set_fast_mode(self, command: SetFastMode) -> None:
-        error = _apply(self._agents.get(command.pane), lambda a: a.set_fast_mode(command.enabled))
-        event = FastModeUpdated(command.pane, command.enabled, error)
-        self._emit(event)
-        _answer(command.reply, event)
-
-    def _set_approval(self, command: SetApproval) -> None:
-        error = _apply(
-            self._agents.get(command.pane),
-            lambda a: a.set_approval(command.policy),  # type: ignore[arg-type]
-        )
-        event = ApprovalUpdated(command.pane, command.policy, error)
+    def _change_setting(self, command: ChangeSetting) -> None:
+        agent = self._agents.get(command.pane)
+        failure: Failure | None = None
+        if agent is None:
+            failure = pane_unavailable(command.pane)
+        else:
+            try:
+                agent.change_setting(command.change)
+            except (AgentError, ConfigError) as exc:
+                failure = _failure(exc, command.pane)
+        event = SettingChanged(command.pane, command.change, failure)
         self._emit(event)
         _answer(command.reply, event)
 
     # --- panes -------------------------------------------------------------------------
 
     def _open_fork(self, command: OpenFork) -> None:
-        failure: ForkFailed | None = None
+        failure: Failure | None = None
         source = self._agents.get(command.source)
         if self._fork is not None:
-            failure = ForkFailed(command.pane, FORK_ALREADY_OPEN, "fork_already_open")
+            failure = Failure("fork_already_open", f"a fork is already open: {self._fork}")
         elif source is None:
-            failure = ForkFailed(command.pane, PRIMARY_UNAVAILABLE, "pane_unavailable")
+            failure = pane_unavailable(command.source)
         elif command.pane in self._agents:
-            failure = ForkFailed(command.pane, f"pane {command.pane!r} already exists")
+            failure = Failure("internal", f"pane {command.pane!r} already exists")
         if failure is None:
             assert source is not None
             try:
                 fork = source.fork()
             except AgentError as exc:
-                failure = ForkFailed(command.pane, str(exc))
+                failure = _failure(exc, command.source)
             else:
                 self._agents[command.pane] = fork
                 self._fork = command.pane
@@ -501,15 +482,16 @@ class PaneWorker:
                 self._emit(opened)
                 _answer(command.reply, opened)
                 return
-        self._emit(failure)
-        _answer(command.reply, failure)
+        failed = ForkFailed(command.pane, failure)
+        self._emit(failed)
+        _answer(command.reply, failed)
 
     async def _close_pane(self, command: ClosePane) -> None:
         pane = command.pane
         agent = self._agents.pop(pane, None)
         if agent is None:
             self._emit(TurnsCancelled(pane, 0, None))
-            _answer(command.reply, Failure("pane_unavailable", PANE_UNAVAILABLE))
+            _answer(command.reply, pane_unavailable(pane))
             return
         closing = [key for key in self._turns if key[0] == pane]
         # Main always exists, even while it closes: the fork (or, without one, a
@@ -521,16 +503,16 @@ class PaneWorker:
         elif pane == MAIN:
             replacement = agent.spawn()
             self._agents[MAIN] = replacement
-            self._emit(AgentReplaced(MAIN, replacement, replacement.events))
+            self._emit(SessionStarted(MAIN, replacement, replacement.events))
         if pane == self._fork:
             self._fork = None
         cancelled = await self._cancel(pane, closing)
-        error = cancelled.error
+        failure = cancelled.failure
         try:
             await agent.shutdown()
         except AgentError as exc:
-            error = error or str(exc)
-        self._emit(TurnsCancelled(pane, cancelled.count, error, cancelled.receipts))
+            failure = failure or _failure(exc, pane)
+        self._emit(TurnsCancelled(pane, cancelled.count, failure, cancelled.receipts))
         closed = PaneClosed(pane, cancelled.count, promoted)
         self._emit(closed)
         _answer(command.reply, closed)
@@ -547,25 +529,26 @@ class PaneWorker:
         self._emit(ForkPromoted(fork, MAIN))
         return fork
 
-    async def _replace_agent(self, command: ReplaceAgent) -> None:
+    async def _new_session(self, command: NewSession) -> None:
         pane = command.pane
         old = self._agents.get(pane)
+        failure: Failure | None = None
         if old is None:
-            failure = Failure("pane_unavailable", PANE_UNAVAILABLE)
-            self._emit(ForkFailed(pane, PANE_UNAVAILABLE, "pane_unavailable"))
+            failure = pane_unavailable(pane)
+        elif any(key[0] == pane and active.job is None for key, active in self._turns.items()):
+            failure = Failure("pane_busy", f"pane {pane!r} has turns in flight", pane)
+        if failure is not None:
             if command.agent is not None:
                 await command.agent.shutdown()
             _answer(command.reply, failure)
             return
-        if any(key[0] == pane and active.job is None for key, active in self._turns.items()):
-            _answer(command.reply, Failure("pane_busy", PANE_BUSY))
-            return
+        assert old is not None
         new = command.agent or old.spawn()
         self._agents[pane] = new
         await old.shutdown()
-        replaced = AgentReplaced(pane, new, new.events)
-        self._emit(replaced)
-        _answer(command.reply, replaced)
+        started = SessionStarted(pane, new, new.events)
+        self._emit(started)
+        _answer(command.reply, started)
 
     # --- shutdown ------------------------------------------------------------------------
 
@@ -597,14 +580,17 @@ async def _drain_events(agent: Agent) -> None:
         pass
 
 
-def _apply(agent: Agent | None, change: Callable[[Agent], None]) -> str | None:
-    if agent is None:
-        return str(AgentStopped())
-    try:
-        change(agent)
-    except (AgentError, ValueError) as exc:
-        return str(exc)
-    return None
+def _failure(exc: Exception, pane: PaneId) -> Failure:
+    """The kind of an agent's error, for those who act on it."""
+    match exc:
+        case AgentStopped():
+            # The pane's agent stopped under the command: the pane is closing.
+            return Failure("pane_unavailable", f"pane {pane!r} is closing", pane)
+        case InvalidRequest() | ConfigError():
+            return Failure("invalid", str(exc), pane)
+        case SteerQueueFull():
+            return Failure("refused", str(exc), pane)
+    return Failure("internal", str(exc), pane)
 
 
 def spawn(

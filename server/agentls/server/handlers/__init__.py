@@ -1,22 +1,19 @@
 """Request handlers, one module per group. Each parses, delegates to the
-session/worker, and translates the answer to wire form — nothing more.
+connection/worker, and translates the answer to wire form — nothing more.
 
-Imported on the first ``agent/*`` request (not at start-up): ``HANDLERS``
-maps each method to its params type and handler.
+Imported on the first ``agent/*`` request (not at start-up). Each handler
+declares the methods it serves with ``@handles``; the method table itself
+(names, params types) is ``protocol.methods``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any
-
+from agentls.protocol import methods
 from agentls.server.handlers import auxiliary, panes, settings, turns
+from agentls.server.handlers.registry import HANDLERS, Handler
 
-Handler = Callable[[Any, Any], Awaitable[Any]]
+__all__ = ["HANDLERS", "Handler"]
 
-HANDLERS: dict[str, tuple[type, Handler]] = {
-    **turns.HANDLERS,
-    **panes.HANDLERS,
-    **settings.HANDLERS,
-    **auxiliary.HANDLERS,
-}
+_modules = (auxiliary, panes, settings, turns)
+_missing = set(methods.CLIENT_REQUESTS) - set(HANDLERS)
+assert not _missing, f"no handler for {sorted(_missing)}"

@@ -10,22 +10,24 @@ import anyio
 from agentls.agent.interrupt import CancelToken
 from agentls.protocol import errors, methods
 from agentls.protocol.types import AuxiliaryParams
+from agentls.server.handlers.registry import handles
+from agentls.server.handlers.turns import check_prompt
 from agentls.worker import messages as wm
 
 if TYPE_CHECKING:
     from agentls.server.app import AgentServer
 
 
+@handles(methods.AUXILIARY)
 async def auxiliary(server: AgentServer, params: AuxiliaryParams) -> dict[str, Any]:
-    session = await server.session()
-    if not params.prompt.strip():
-        raise errors.InvalidParams("invalid params: prompt: must not be empty")
-    session.check_pane(params.pane)
+    conn = await server.connection()
+    check_prompt(params.prompt)
+    conn.check_pane(params.pane)
     scope = CancelToken()
     completion: wm.Completion[wm.AuxiliaryResult] = wm.Completion()
-    session.send(
+    conn.send(
         wm.Auxiliary(
-            params.pane, session.next_turn_id(), params.prompt, scope, completion, params.context
+            params.pane, conn.next_turn_id(), params.prompt, scope, completion, params.context
         )
     )
     try:
@@ -39,16 +41,12 @@ async def auxiliary(server: AgentServer, params: AuxiliaryParams) -> dict[str, A
     if isinstance(result, str):
         return {"text": result}
     if isinstance(result, wm.AuxiliaryCancelled):
-        if session.stopping:
-            raise errors.AgentStopped(
-                "the auxiliary job was cancelled: the server is shutting down"
-            )
-        raise errors.RequestCancelled(
-            "the auxiliary job was cancelled (agent/cancel or its pane closed)"
+        if conn.stopping:
+            raise errors.stopping("the auxiliary job was cancelled: the server is shutting down")
+        raise errors.ProtocolError(
+            "cancelled", "the auxiliary job was cancelled (agent/cancel or its pane closed)"
         )
-    if result.message == wm.PANE_UNAVAILABLE:
-        raise errors.PaneUnavailable(params.pane)
-    raise errors.InternalError(f"the auxiliary job failed: {result.message}")
-
-
-HANDLERS: dict[str, tuple[type, Any]] = {methods.AUXILIARY: (AuxiliaryParams, auxiliary)}
+    failure = result.failure
+    if failure.kind == "internal":
+        raise errors.ProtocolError("internal", f"the auxiliary job failed: {failure.message}")
+    raise errors.from_failure(failure)

@@ -14,6 +14,7 @@ from agentls.model.types import Usage
 from agentls.protocol import convert, errors, methods
 from agentls.protocol.types import CancelParams, ProgressToken, SteerParams, SubmitParams
 from agentls.server.context import compose_prompt
+from agentls.server.handlers.registry import handles
 from agentls.server.progress import THINKING, TurnProgress
 from agentls.tools.base import shorten
 from agentls.worker import messages as wm
@@ -24,10 +25,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def _prompt_text(prompt: str) -> str:
+def check_prompt(prompt: str) -> None:
     if not prompt.strip():
-        raise errors.InvalidParams("invalid params: prompt: must not be empty")
-    return prompt
+        raise errors.invalid_params("prompt: must not be empty")
 
 
 async def open_progress(server: AgentServer, token: ProgressToken | None) -> TurnProgress | None:
@@ -50,25 +50,28 @@ def _title(prompt: str) -> str:
     return f"Agent: {shorten(prompt, 50)}"
 
 
+@handles(methods.SUBMIT)
 async def submit(server: AgentServer, params: SubmitParams) -> dict[str, Any]:
-    _prompt_text(params.prompt)
+    check_prompt(params.prompt)
     pane = params.pane
     try:
-        session = await server.session()
-        agent = session.check_pane(pane)
-    except errors.AgentStopped:
+        conn = await server.connection()
+        agent = conn.check_pane(pane)
+    except errors.ProtocolError as exc:
+        if exc.kind != "stopping":
+            raise
         # Shutdown began before this turn was accepted: like every pending
         # turn at shutdown, it is answered as cancelled (it never ran).
         turn_id = server.next_turn_id()
         return convert.turn_result(pane, turn_id, "cancelled", "", None, Usage(), Receipt(turn_id))
-    assert session.config is not None
-    text = compose_prompt(params.prompt, params.context, session.config.workspace)
-    turn_id = session.next_turn_id()
-    done = session.expect_turn(turn_id)
+    assert conn.config is not None
+    text = compose_prompt(params.prompt, params.context, conn.config.workspace)
+    turn_id = conn.next_turn_id()
+    done = conn.expect_turn(turn_id)
 
     def cancel_turn() -> None:
         if not done.done():
-            session.send(wm.Cancel(pane, turn_id))
+            conn.send(wm.Cancel(pane, turn_id))
 
     # $/cancelRequest cancels exactly this turn (see SoftCancel); the request
     # is answered once the turn has really stopped, with its receipt.
@@ -78,28 +81,27 @@ async def submit(server: AgentServer, params: SubmitParams) -> dict[str, Any]:
         if progress is not None:
             waiting = "Queued behind the running turn" if agent.busy else THINKING
             progress.begin(_title(params.prompt), waiting, cancel_turn)
-            session.track_progress(turn_id, progress)
-        session.send(wm.Submit(pane, turn_id, text))
+            conn.track_progress(turn_id, progress)
+        conn.send(wm.Submit(pane, turn_id, text))
         soft_cancel.on_request(cancel_turn)
         finished = await done.wait()
-    session.end_turn(finished)
-    if finished.rejected:
-        if finished.error == wm.PANE_UNAVAILABLE:
-            raise errors.PaneUnavailable(pane)
-        raise errors.AgentStopped(finished.error or "the server is shutting down")
+    conn.end_turn(finished)
+    if finished.rejected is not None:
+        raise errors.from_failure(finished.rejected)
     return convert.finished_result(finished)
 
 
+@handles(methods.STEER)
 async def steer(server: AgentServer, params: SteerParams) -> dict[str, Any]:
-    session = await server.session()
-    _prompt_text(params.prompt)
-    session.check_pane(params.pane)
-    fallback = session.next_turn_id()
+    conn = await server.connection()
+    check_prompt(params.prompt)
+    conn.check_pane(params.pane)
+    fallback = conn.next_turn_id()
     reply: wm.Completion[wm.SteerAdmitted | wm.SteerPromoted | wm.SteerFailed] = wm.Completion()
-    result = await session.command(
+    result = await conn.command(
         wm.Steer(
             params.pane,
-            session.next_steer_id(),
+            conn.next_steer_id(),
             fallback,
             params.prompt,
             params.expected_turn_id,
@@ -112,50 +114,40 @@ async def steer(server: AgentServer, params: SteerParams) -> dict[str, Any]:
             return {"outcome": "admitted", "turnId": result.id}
         case wm.SteerPromoted():
             # A turn with no request of its own: it reports on a token we create.
-            session.spawn(_promoted_progress, server, params, result.id)
+            conn.spawn(_promoted_progress, server, params, result.id)
             return {"outcome": "promoted", "turnId": result.id}
         case wm.SteerFailed():
-            if result.error == wm.PANE_UNAVAILABLE:
-                raise errors.PaneUnavailable(params.pane)
-            if result.error == wm.STOPPING:
-                raise errors.AgentStopped()
-            raise errors.InvalidRequest(f"the steer was refused: {result.error}")
+            raise errors.from_failure(result.failure)
 
 
 async def _promoted_progress(server: AgentServer, params: SteerParams, turn_id: int) -> None:
     progress = await open_progress(server, None)
     if progress is None:
         return
-    session = await server.session()
+    conn = await server.connection()
 
     def cancel_turn() -> None:
-        session.send(wm.Cancel(params.pane, turn_id))
+        conn.send(wm.Cancel(params.pane, turn_id))
 
     progress.begin(_title(params.prompt), THINKING, cancel_turn)
-    if not session.track_progress(turn_id, progress):
+    if not conn.track_progress(turn_id, progress):
         progress.end("Done")  # it finished while the token was being created
 
 
+@handles(methods.CANCEL)
 async def cancel(server: AgentServer, params: CancelParams) -> dict[str, Any]:
-    session = await server.session()
-    session.check_pane(params.pane)
+    conn = await server.connection()
+    conn.check_pane(params.pane)
     reply: wm.Completion[wm.TurnsCancelled] = wm.Completion()
     command: wm.Command
     if params.turn_id is None:
         command = wm.CancelAll(params.pane, reply)
     else:
         command = wm.Cancel(params.pane, params.turn_id, reply)
-    result = await session.command(command, reply)
-    if result.error == wm.STOPPING:
-        raise errors.AgentStopped()
+    result = await conn.command(command, reply)
+    if result.failure is not None and result.failure.kind == "stopping":
+        raise errors.from_failure(result.failure)
     return {
         "cancelled": result.count,
         "receipts": [convert.receipt(receipt) for receipt in result.receipts],
     }
-
-
-HANDLERS: dict[str, tuple[type, Any]] = {
-    methods.SUBMIT: (SubmitParams, submit),
-    methods.STEER: (SteerParams, steer),
-    methods.CANCEL: (CancelParams, cancel),
-}

@@ -1,8 +1,8 @@
-"""The session: everything one editor connection has — configuration, the
+"""The connection: everything one editor connection has — configuration, the
 model client, the pane worker, turn ids, progress, and the event relay.
 
-Handlers talk to the session; the session talks to the worker and turns its
-events into what the handlers and the editor need.
+Handlers talk to the connection; the connection talks to the worker and turns
+its events into what the handlers and the editor need.
 """
 
 from __future__ import annotations
@@ -20,9 +20,10 @@ import anyio
 import anyio.abc
 
 from agentls.agent import events as ev
-from agentls.agent.agent import Agent, Settings
+from agentls.agent.agent import Agent
 from agentls.agent.approval import Approver
 from agentls.agent.interrupt import CancelToken
+from agentls.agent.settings import Settings
 from agentls.config import AgentConfig, ModelConfig, ToolConfig, parse_effort
 from agentls.model.client import ResponsesClient
 from agentls.protocol import errors
@@ -37,7 +38,7 @@ log = logging.getLogger(__name__)
 R = TypeVar("R")
 
 
-class Session:
+class Connection:
     def __init__(
         self,
         notify: Callable[[dict[str, Any]], None],
@@ -64,7 +65,7 @@ class Session:
     # --- life cycle ------------------------------------------------------------------
 
     def spawn(self, function: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> None:
-        """Run a background job for as long as the session lives."""
+        """Run a background job for as long as the connection lives."""
         assert self._group is not None
         self._group.start_soon(function, *args)
 
@@ -142,13 +143,13 @@ class Session:
 
     def check_ready(self) -> PaneWorker:
         if self._stopping or self.worker is None or self.worker.stopping:
-            raise errors.AgentStopped()
+            raise errors.stopping()
         return self.worker
 
     def check_pane(self, pane: str) -> Agent:
         agent = self.check_ready().agent(pane)
         if agent is None:
-            raise errors.PaneUnavailable(pane)
+            raise errors.pane_unavailable(pane)
         return agent
 
     # --- ids ---------------------------------------------------------------------------
@@ -225,7 +226,7 @@ class Session:
             case wm.ForkOpened():
                 self.relay.attach(event.pane, event.events)
                 self.relay.pane_event(event.pane, "pane.opened", items=event.items)
-            case wm.AgentReplaced():
+            case wm.SessionStarted():
                 self.relay.attach(event.pane, event.events)
                 self.relay.pane_event(event.pane, "pane.opened", items=len(event.agent.history))
             case wm.ForkPromoted():
