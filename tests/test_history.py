@@ -36,3 +36,25 @@ def test_initial_items() -> None:
     history = History([item(1)])
     assert len(history) == 1
     assert len(History()) == 0
+
+
+def test_a_listener_hears_commits_and_replacements_and_forks_start_without_one() -> None:
+    heard: list[tuple[str, tuple[dict[str, str], ...]]] = []
+
+    class Listener:
+        def committed(self, items: tuple[dict[str, str], ...]) -> None:
+            heard.append(("committed", items))
+
+        def replaced(self, items: tuple[dict[str, str], ...]) -> None:
+            heard.append(("replaced", items))
+
+    history = History([{"n": "0"}])
+    history.listener = Listener()
+    history.commit([{"n": "1"}])
+    history.commit([])
+    fork = history.fork()
+    history.replace([{"n": "summary"}])
+    fork.commit([{"n": "fork"}])
+    assert heard == [("committed", ({"n": "1"},)), ("replaced", ({"n": "summary"},))]
+    assert history.items() == [{"n": "summary"}]
+    assert fork.items() == [{"n": "0"}, {"n": "1"}, {"n": "fork"}]

@@ -10,8 +10,20 @@ parent and fork share every item committed before the fork.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from typing import Protocol
 
 from agentls.model.types import Item
+
+
+class HistoryListener(Protocol):
+    """Told of every change to one history, in order (the session store keeps
+    a conversation on disk this way)."""
+
+    def committed(self, items: tuple[Item, ...]) -> None:
+        """A step was appended."""
+
+    def replaced(self, items: tuple[Item, ...]) -> None:
+        """The whole conversation was replaced (a compaction)."""
 
 
 class _Segment:
@@ -26,12 +38,13 @@ class _Segment:
 class History:
     """A conversation. Only whole, consistent steps are ever committed."""
 
-    __slots__ = ("_cache", "_head")
+    __slots__ = ("_cache", "_head", "listener")
 
     def __init__(self, items: Iterable[Item] = ()) -> None:
         initial = tuple(items)
         self._head: _Segment | None = _Segment(initial, None) if initial else None
         self._cache: list[Item] | None = None
+        self.listener: HistoryListener | None = None
 
     def __len__(self) -> int:
         return self._head.length if self._head else 0
@@ -45,12 +58,24 @@ class History:
         if segment:
             self._head = _Segment(segment, self._head)
             self._cache = None
+            if self.listener is not None:
+                self.listener.committed(segment)
+
+    def replace(self, items: Iterable[Item]) -> None:
+        """Start over from ``items`` (a compaction). Forks keep what they shared."""
+        whole = tuple(items)
+        self._head = _Segment(whole, None) if whole else None
+        self._cache = None
+        if self.listener is not None:
+            self.listener.replaced(whole)
 
     def fork(self) -> History:
-        """A history that shares every committed item with this one."""
+        """A history that shares every committed item with this one (and has
+        no listener of its own yet)."""
         other = History.__new__(History)
         other._head = self._head
         other._cache = self._cache
+        other.listener = None
         return other
 
     def items(self) -> list[Item]:
