@@ -852,18 +852,25 @@ function Connection:close_pane(pane_name)
   end, failed("close failed"))
 end
 
-function Connection:set_effort(pane_name, effort)
-  self:request("agent/setEffort", { pane = pane_name, effort = effort }, function()
+--- Sends one setting of a pane (`params[field] = value`); once the server
+--- took it, remembers it as settings[key] (main's survive a server restart)
+--- and tells the user "<label> of <pane>: <shown>".
+function Connection:set_setting(pane_name, method, field, value, key, label, shown)
+  self:request(method, { pane = pane_name, [field] = value }, function()
     local pane = self.panes[pane_name]
     if pane then
-      pane.settings.effort = effort
+      pane.settings[key] = value
     end
     if pane_name == "main" then
-      self.settings.effort = effort
+      self.settings[key] = value
     end
-    util.notify(("effort of %s: %s"):format(pane_name, effort))
+    util.notify(("%s of %s: %s"):format(label, pane_name, shown))
     redraw_status()
-  end, failed("setting the effort failed"))
+  end, failed("setting the " .. label .. " failed"))
+end
+
+function Connection:set_effort(pane_name, effort)
+  self:set_setting(pane_name, "agent/setEffort", "effort", effort, "effort", "effort", effort)
 end
 
 function Connection:fast_mode(pane_name)
@@ -879,17 +886,7 @@ function Connection:fast_mode(pane_name)
 end
 
 function Connection:set_fast(pane_name, enabled)
-  self:request("agent/setFastMode", { pane = pane_name, enabled = enabled }, function()
-    local pane = self.panes[pane_name]
-    if pane then
-      pane.settings.fast = enabled
-    end
-    if pane_name == "main" then
-      self.settings.fast = enabled
-    end
-    util.notify(("fast mode of %s: %s"):format(pane_name, enabled and "on" or "off"))
-    redraw_status()
-  end, failed("setting fast mode failed"))
+  self:set_setting(pane_name, "agent/setFastMode", "enabled", enabled, "fast", "fast mode", enabled and "on" or "off")
 end
 
 function Connection:new_session(pane_name)
