@@ -324,9 +324,7 @@ def test_effort_and_fast_mode_reach_the_model(run_nvim: Any, fake: FakeModelThre
     assert second["service_tier"] == "priority"
 
 
-def test_setup_names_every_unknown_or_invalid_option(
-    run_nvim: Any, fake: FakeModelThread
-) -> None:
+def test_setup_names_every_unknown_or_invalid_option(run_nvim: Any, fake: FakeModelThread) -> None:
     nvim = run_nvim("options.lua")
     nvim.finish()
     assert fake.requests == []
