@@ -314,14 +314,43 @@ def test_fork_opens_beside_main_and_panes_close_and_promote(
     assert [i.get("role") for i in fresh] == ["user"] and "fresh start" in json.dumps(fresh)
 
 
-def test_thinking_and_fast_mode_reach_the_model(run_nvim: Any, fake: FakeModelThread) -> None:
+def test_effort_and_fast_mode_reach_the_model(run_nvim: Any, fake: FakeModelThread) -> None:
     fake.script(Reply.text("first"), Reply.text("second"))
-    nvim = run_nvim("thinking.lua")
+    nvim = run_nvim("effort.lua")
     nvim.finish()
     first, second = (r.body for r in fake.requests)
     assert first["reasoning"]["effort"] == "medium" and "service_tier" not in first
     assert second["reasoning"]["effort"] == "high"
     assert second["service_tier"] == "priority"
+
+
+def test_setup_names_every_unknown_or_invalid_option(run_nvim: Any, fake: FakeModelThread) -> None:
+    nvim = run_nvim("options.lua")
+    nvim.finish()
+    assert fake.requests == []
+
+
+def test_the_approval_option_makes_commands_ask_first(
+    run_nvim: Any, fake: FakeModelThread, workspace: Path
+) -> None:
+    fake.script(
+        Reply.tool_call("exec_command", {"cmd": "echo first-approved"}, call_id="call_allowed"),
+        Reply.tool_call("exec_command", {"cmd": "touch denied.txt"}, call_id="call_denied"),
+        Reply.text("One ran, one was denied."),
+    )
+    nvim = run_nvim("approval.lua")
+    asked = nvim.finish()["asked"]
+    assert [a["items"] for a in asked] == [["Allow once", "Allow for this session", "Deny"]] * 2
+    assert len(fake.requests) == 3
+
+    def output(index: int, call_id: str) -> str:
+        items = fake.requests[index].body["input"]
+        (out,) = [i["output"] for i in items if i.get("call_id") == call_id and "output" in i]
+        return str(out)
+
+    assert "first-approved" in output(1, "call_allowed")
+    assert "the user denied this exec_command call" in output(2, "call_denied")
+    assert not (workspace / "denied.txt").exists(), "the denied command never ran"
 
 
 def test_checkhealth_reports_ok(run_nvim: Any, fake: FakeModelThread) -> None:

@@ -1,5 +1,5 @@
 -- :AgentFork opens the fork's transcript beside main's; a prompt asked in the
--- fork's transcript goes to the fork; :AgentClose closes it.
+-- fork's transcript goes to the fork; :AgentClosePane closes it.
 local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":h") .. "/harness.lua")
 H.setup()
 
@@ -22,7 +22,7 @@ H.check(main_win and fork_win and main_win ~= fork_win, "two transcript windows"
 local mp, fp = vim.api.nvim_win_get_position(main_win), vim.api.nvim_win_get_position(fork_win)
 H.check(mp[1] == fp[1] and fp[2] > mp[2], "the fork is right of main: " .. vim.inspect({ mp, fp }))
 H.wait_text("Forked from main with 2 items of history", "fork-1")
-local names = vim.fn.getcompletion("AgentClose ", "cmdline")
+local names = vim.fn.getcompletion("AgentClosePane ", "cmdline")
 H.check(vim.deep_equal(names, { "main", "fork-1" }), "pane completion: " .. vim.inspect(names))
 
 -- Ask in the fork: from its transcript window.
@@ -35,7 +35,7 @@ H.check(not H.text("main"):find("what number?", 1, true), "main's transcript has
 
 -- Close it from the source window: the open fork is the default.
 vim.api.nvim_set_current_win(source_win)
-vim.cmd("AgentClose")
+vim.cmd("AgentClosePane")
 H.wait(function()
   return H.pane("fork-1") == nil
 end, "the fork pane to close")
@@ -53,7 +53,7 @@ H.wait(function()
 end, "the second fork's window")
 local old_main_buf, fork2_buf = H.pane("main").transcript.buf, H.pane("fork-2").transcript.buf
 vim.api.nvim_set_current_win(H.windows("main")[1])
-vim.cmd("AgentClose")
+vim.cmd("AgentClosePane")
 H.wait(function()
   return H.pane("fork-2") == nil and H.pane("main") and H.pane("main").transcript.buf == fork2_buf
 end, "fork-2 to become main")

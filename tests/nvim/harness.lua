@@ -106,10 +106,10 @@ end
 --- Fails the test with `what`, plus what the transcripts and messages show.
 function H.fail(what)
   local lines = { "FAILED: " .. what }
-  local ok, session_mod = pcall(require, "agentls.session")
+  local ok, connection = pcall(require, "agentls.connection")
   if ok then
-    for root, session in pairs(session_mod.sessions) do
-      for name, pane in pairs(session.panes) do
+    for root, conn in pairs(connection.connections) do
+      for name, pane in pairs(conn.panes) do
         lines[#lines + 1] = ("--- transcript %s %s ---"):format(root, name)
         lines[#lines + 1] = pane.transcript:text()
       end
@@ -140,14 +140,15 @@ function H.check(value, what)
   return value
 end
 
-function H.session()
-  local session_mod = require("agentls.session")
-  return session_mod.get(session_mod.root_of(vim.api.nvim_get_current_buf()), false)
+--- The connection (server, panes) of the current buffer's workspace.
+function H.connection()
+  local connection = require("agentls.connection")
+  return connection.get(connection.root_of(vim.api.nvim_get_current_buf()), false)
 end
 
 function H.pane(name)
-  local session = H.session()
-  return session and session.panes[name or "main"]
+  local conn = H.connection()
+  return conn and conn.panes[name or "main"]
 end
 
 --- The text of a pane's transcript buffer (as the user sees it).
@@ -206,18 +207,17 @@ end
 function H.done(data)
   H.log("done")
   if os.getenv("AGENTLS_NVIM_TRACE") then
-    for root, session in pairs(require("agentls.session").sessions) do
-      for name, pane in pairs(session.panes) do
+    for root, conn in pairs(require("agentls.connection").connections) do
+      for name, pane in pairs(conn.panes) do
         H.log(("transcript %s %s:\n%s"):format(root, name, pane.transcript:text()))
       end
     end
   end
-  local session_mod = require("agentls.session")
   local clients = {}
-  for _, session in pairs(session_mod.sessions) do
-    local client = session:client()
+  for _, conn in pairs(require("agentls.connection").connections) do
+    local client = conn:client()
     if client then
-      session.stopping = true
+      conn.stopping = true
       clients[#clients + 1] = client
       require("agentls.util").stop(client)
     end

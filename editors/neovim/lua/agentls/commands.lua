@@ -14,9 +14,9 @@ end
 
 --- Open panes of the current workspace.
 function M.complete_panes(lead)
-  local session_mod = require("agentls.session")
-  local session = session_mod.get(session_mod.root_of(vim.api.nvim_get_current_buf()), false)
-  local names = session and session:pane_names() or { "main" }
+  local connection = require("agentls.connection")
+  local conn = connection.get(connection.root_of(vim.api.nvim_get_current_buf()), false)
+  local names = conn and conn:pane_names() or { "main" }
   if #names == 0 then
     names = { "main" }
   end
@@ -74,17 +74,17 @@ M.specs = {
     end,
     { nargs = 0, desc = "Fork the conversation into a pane beside it" },
   },
-  AgentClose = {
+  AgentClosePane = {
     function(o)
-      agent().close({ pane = o.args ~= "" and o.args or nil })
+      agent().close_pane({ pane = o.args ~= "" and o.args or nil })
     end,
     { nargs = "?", complete = M.complete_panes, desc = "Close a pane (default: this one, else the fork)" },
   },
-  AgentThinking = {
+  AgentEffort = {
     function(o)
-      agent().thinking(o.args)
+      agent().effort(o.args)
     end,
-    { nargs = "?", complete = M.complete_efforts, desc = "Set the thinking effort" },
+    { nargs = "?", complete = M.complete_efforts, desc = "Set the pane's effort" },
   },
   AgentFast = {
     function(o)

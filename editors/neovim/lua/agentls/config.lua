@@ -2,6 +2,7 @@
 local M = {}
 
 M.efforts = { "none", "minimal", "low", "medium", "high", "xhigh" }
+M.approvals = { "never", "on-request", "always" }
 
 --- @class agentls.Options
 M.defaults = {
@@ -18,6 +19,9 @@ M.defaults = {
   base_url = nil, --- @type string|nil
   effort = nil, --- @type "none"|"minimal"|"low"|"medium"|"high"|"xhigh"|nil
   fast_mode = nil, --- @type boolean|nil
+  -- When a tool call must be allowed first: "never", "on-request" (anything
+  -- that may change something) or "always"; nil: the server's default.
+  approval = nil, --- @type "never"|"on-request"|"always"|nil
   -- One server per workspace root. Each entry is a marker name or a list of
   -- names of equal priority; the first entry that finds a root wins; else the
   -- current directory.
@@ -44,8 +48,8 @@ M.defaults = {
     steer = "<leader>as",
     cancel = "<leader>ac",
     fork = "<leader>af",
-    close = "<leader>ax",
-    thinking = "<leader>at",
+    close_pane = "<leader>ax",
+    effort = "<leader>at",
     fast = "<leader>aF",
     new = "<leader>an",
     toggle = "<leader>ao",
@@ -59,67 +63,188 @@ M.defaults = {
 }
 
 M.options = vim.deepcopy(M.defaults)
+--- What the last setup() left out (unknown keys, invalid values), for :checkhealth.
+--- @type string[]
+M.problems = {}
 
-local function validate(name, value, types, optional, hint)
-  if value == nil and optional then
-    return
-  end
-  if type(types) == "function" then
-    if not types(value) then
-      error(("agentls: option %s: expected %s, got %s"):format(name, hint, vim.inspect(value)), 0)
+-- --- validation --------------------------------------------------------------------------
+-- Each check returns nil when the value is good, else what was expected.
+
+local function one_of(values)
+  return function(v)
+    if not vim.tbl_contains(values, v) then
+      return "one of " .. table.concat(vim.tbl_map(vim.inspect, values), ", ")
     end
-    return
-  end
-  types = type(types) == "table" and types or { types }
-  if not vim.tbl_contains(types, type(value)) then
-    error(("agentls: option %s: expected %s, got %s"):format(name, table.concat(types, " or "), type(value)), 0)
   end
 end
 
-local function check(opts)
-  validate("cmd", opts.cmd, "table", true)
-  validate("python", opts.python, "string", true)
-  validate("cmd_env", opts.cmd_env, "table", true)
-  validate("log_level", opts.log_level, "string", true)
-  validate("model", opts.model, "string", true)
-  validate("base_url", opts.base_url, "string", true)
-  validate("effort", opts.effort, function(v)
-    return vim.tbl_contains(M.efforts, v)
-  end, true, "one of " .. table.concat(M.efforts, ", "))
-  validate("fast_mode", opts.fast_mode, "boolean", true)
-  validate("root_markers", opts.root_markers, "table")
-  validate("root_dir", opts.root_dir, "function", true)
-  validate("context", opts.context, "table")
-  validate("transcript", opts.transcript, "table")
-  validate("keymaps", opts.keymaps, { "table", "boolean" })
-  validate("statusline", opts.statusline, "table")
-  local position = opts.transcript.position
-  if not vim.tbl_contains({ "right", "left", "top", "bottom" }, position) then
-    error("agentls: option transcript.position: expected right, left, top or bottom", 0)
+local function of_type(t)
+  return function(v)
+    if type(v) ~= t then
+      return "a " .. t
+    end
   end
-  if not vim.tbl_contains({ "vertical", "horizontal" }, opts.transcript.fork) then
-    error("agentls: option transcript.fork: expected vertical or horizontal", 0)
+end
+
+local function is_string_list(v)
+  if type(v) ~= "table" or not vim.islist(v) or #v == 0 then
+    return false
   end
+  for _, item in ipairs(v) do
+    if type(item) ~= "string" or item == "" then
+      return false
+    end
+  end
+  return true
+end
+
+local function non_empty_string(v)
+  if type(v) ~= "string" or v == "" then
+    return "a non-empty string"
+  end
+end
+
+local boolean = of_type("boolean")
+
+local function key_or_false(v)
+  if v ~= false and non_empty_string(v) then
+    return "a key (string) or false"
+  end
+end
+
+-- The shape of the options: a check per key; a table for a nested table of
+-- options. Every key of the defaults is here, and only those.
+local schema = {
+  cmd = function(v)
+    if type(v) ~= "string" and not is_string_list(v) then
+      return "a list of strings (the command and its arguments)"
+    end
+  end,
+  python = non_empty_string,
+  cmd_env = function(v)
+    if type(v) ~= "table" then
+      return "a table of environment variables"
+    end
+    for k, value in pairs(v) do
+      if type(k) ~= "string" or (type(value) ~= "string" and type(value) ~= "number") then
+        return "a table of NAME = string entries"
+      end
+    end
+  end,
+  log_level = one_of({ "DEBUG", "INFO", "WARNING", "ERROR" }),
+  model = non_empty_string,
+  base_url = non_empty_string,
+  effort = one_of(M.efforts),
+  fast_mode = boolean,
+  approval = one_of(M.approvals),
+  root_markers = function(v)
+    if type(v) ~= "table" or not vim.islist(v) then
+      return "a list of marker names or lists of names"
+    end
+    for _, entry in ipairs(v) do
+      if non_empty_string(entry) and not is_string_list(entry) then
+        return "a list of marker names or lists of names"
+      end
+    end
+  end,
+  root_dir = of_type("function"),
+  context = { documents = boolean },
+  transcript = {
+    position = one_of({ "right", "left", "top", "bottom" }),
+    size = function(v)
+      if type(v) ~= "number" or v <= 0 then
+        return "a positive number"
+      end
+    end,
+    fork = one_of({ "vertical", "horizontal" }),
+    open_on_ask = boolean,
+    focus = boolean,
+    follow = boolean,
+    fold_output = boolean,
+    render_interval_ms = function(v)
+      if type(v) ~= "number" or v < 0 or v % 1 ~= 0 then
+        return "a whole number of milliseconds"
+      end
+    end,
+  },
+  keymaps = vim.tbl_map(function()
+    return key_or_false
+  end, M.defaults.keymaps),
+  statusline = {
+    icons = { running = of_type("string"), cancelling = of_type("string"), idle = of_type("string") },
+    idle = of_type("string"),
+  },
+}
+
+--- Checks `opts` against `shape`; returns a copy without the bad entries, and
+--- adds a sentence per bad entry to `problems`.
+local function clean(opts, shape, prefix, problems)
+  local good = {}
+  for key, value in pairs(opts) do
+    local name = prefix .. tostring(key)
+    local check = shape[key]
+    if check == nil then
+      problems[#problems + 1] = ("unknown option `%s`"):format(name)
+    elseif type(check) == "table" then
+      if type(value) == "table" and (next(value) == nil or not vim.islist(value)) then
+        good[key] = clean(value, check, name .. ".", problems)
+      elseif key == "keymaps" and value == false then
+        good[key] = false
+      else
+        problems[#problems + 1] = ("option `%s`: expected a table%s, got %s"):format(
+          name,
+          key == "keymaps" and " or false" or "",
+          vim.inspect(value)
+        )
+      end
+    else
+      local expected = check(value)
+      if expected then
+        problems[#problems + 1] = ("option `%s`: expected %s, got %s"):format(name, expected, vim.inspect(value))
+      else
+        good[key] = value
+      end
+    end
+  end
+  return good
+end
+
+--- The options of `opts` that are valid, and a sentence per invalid or unknown one.
+--- @return table good, string[] problems
+function M.validate(opts)
+  local problems = {}
+  if type(opts) ~= "table" then
+    return {}, { ("setup() expects a table of options, got %s"):format(vim.inspect(opts)) }
+  end
+  local good = clean(opts, schema, "", problems)
+  table.sort(problems)
+  return good, problems
 end
 
 --- Merge `opts` over the defaults (keymaps = false disables every keymap).
+--- Every unknown key and invalid value is reported (one ERROR message naming
+--- each) and left out: the rest of the options still apply.
 --- @param opts agentls.Options|nil
+--- @return table options, string[] problems
 function M.set(opts)
-  opts = opts or {}
-  local merged = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), opts)
-  if opts.keymaps == false then
+  local good, problems = M.validate(opts or {})
+  if #problems > 0 then
+    require("agentls.util").error("setup(): " .. table.concat(problems, "; "))
+  end
+  local merged = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), good)
+  if good.keymaps == false then
     merged.keymaps = false
   end
   -- Lists replace, they do not merge index by index.
-  if opts.root_markers then
-    merged.root_markers = opts.root_markers
+  if good.root_markers then
+    merged.root_markers = good.root_markers
   end
-  if opts.cmd then
-    merged.cmd = type(opts.cmd) == "string" and { opts.cmd } or opts.cmd
+  if good.cmd then
+    merged.cmd = type(good.cmd) == "string" and { good.cmd } or good.cmd
   end
-  check(merged)
   M.options = merged
-  return merged
+  M.problems = problems
+  return merged, problems
 end
 
 --- The command that starts the server, or nil and why not.
@@ -141,7 +266,8 @@ function M.server_cmd(opts)
     cmd = { "agentls", "serve" }
   else
     return nil,
-      "`agentls` was not found on $PATH: install the server (pip install agentls) "
+      "`agentls` was not found on $PATH: install the server (`pip install .` in a clone of "
+        .. "the agentls repository, see :help agentls-requirements) "
         .. "or set `cmd` or `python` in require('agentls').setup()"
   end
   if opts.log_level then
@@ -176,6 +302,7 @@ function M.init_options(root, settings, opts)
     fast = opts.fast_mode
   end
   init.fastMode = fast
+  init.approval = opts.approval
   return init
 end
 

@@ -23,13 +23,23 @@ local function check_neovim()
   end
 end
 
+local function check_options()
+  health.start("agentls: options")
+  if #config.problems == 0 then
+    health.ok("setup() options are valid")
+  end
+  for _, problem in ipairs(config.problems) do
+    health.error("setup(): " .. problem, { "see :help agentls-options" })
+  end
+end
+
 --- @return string[]|nil
 local function check_server()
   health.start("agentls: server")
   local cmd, err = config.server_cmd()
   if not cmd then
     health.error(err, {
-      "pip install agentls (or pip install -e <repo>) so `agentls` is on $PATH",
+      "install the server from a clone of the agentls repository (`pip install .` or `pipx install .`) so `agentls` is on $PATH",
       "or setup({ python = '/path/to/venv/bin/python' })",
       "or setup({ cmd = { '/path/to/agentls', 'serve' } })",
     })
@@ -78,7 +88,7 @@ end
 --- up in :LspInfo), sends initialize, checks the answer, shuts it down.
 local function check_initialize(cmd)
   health.start("agentls: initialize")
-  local root = require("agentls.session").root_of(vim.api.nvim_get_current_buf())
+  local root = require("agentls.connection").root_of(vim.api.nvim_get_current_buf())
   local exited, initialized, shut = nil, nil, false
   local dispatchers = {
     notification = function() end,
@@ -113,7 +123,7 @@ local function check_initialize(cmd)
     if exited then
       health.error(
         ("the server exited before answering initialize (exit code %d, signal %d)"):format(exited.code, exited.signal),
-        { "run `" .. table.concat(cmd, " ") .. "` in a terminal to see why", "see :LspLog" }
+        { "run `" .. table.concat(cmd, " ") .. "` in a terminal to see why", "see the LSP log: " .. util.lsp_log() }
       )
     else
       health.error(("the server did not answer initialize within %d s"):format(TIMEOUT / 1000))
@@ -132,15 +142,20 @@ local function check_initialize(cmd)
     local name = info and ("%s %s"):format(info.name or "?", util.nn(info.version) or "") or "the server"
     if type(agent) ~= "table" then
       health.error(name .. " answered initialize without capabilities.experimental.agentls")
-    elseif agent.protocolVersion ~= 1 then
+    elseif agent.protocolVersion ~= util.PROTOCOL_VERSION then
       health.error(
-        ("%s speaks protocol version %s; this plugin speaks 1"):format(name, tostring(agent.protocolVersion))
+        ("%s speaks protocol version %s; this plugin speaks %d"):format(
+          name,
+          tostring(agent.protocolVersion),
+          util.PROTOCOL_VERSION
+        )
       )
     else
       health.ok(
-        ("%s answered initialize in %d ms: protocol version 1, efforts %s"):format(
+        ("%s answered initialize in %d ms: protocol version %d, efforts %s"):format(
           name,
           ms,
+          util.PROTOCOL_VERSION,
           table.concat(util.nn(agent.efforts) or {}, ", ")
         )
       )
@@ -160,20 +175,20 @@ local function check_initialize(cmd)
   end
 end
 
-local function check_sessions()
-  local sessions = require("agentls.session").sessions
-  if next(sessions) == nil then
+local function check_connections()
+  local connections = require("agentls.connection").connections
+  if next(connections) == nil then
     return
   end
   health.start("agentls: running servers")
-  for root, session in pairs(sessions) do
-    local client = session:client()
+  for root, conn in pairs(connections) do
+    local client = conn:client()
     if client then
       health.ok(
         ("%s: client %d, panes %s"):format(
           vim.fn.fnamemodify(root, ":~"),
           client.id,
-          table.concat(session:pane_names(), ", ")
+          table.concat(conn:pane_names(), ", ")
         )
       )
     else
@@ -184,12 +199,13 @@ end
 
 function M.check()
   check_neovim()
+  check_options()
   local cmd = check_server()
   check_model()
   if cmd then
     check_initialize(cmd)
   end
-  check_sessions()
+  check_connections()
 end
 
 return M

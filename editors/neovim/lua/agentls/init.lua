@@ -19,7 +19,7 @@ local function ensure()
   api.nvim_create_autocmd("VimLeavePre", {
     group = group,
     callback = function()
-      require("agentls.session").stop_all()
+      require("agentls.connection").stop_all()
     end,
   })
 end
@@ -39,7 +39,7 @@ end
 
 local function target()
   ensure()
-  return require("agentls.session").target(api.nvim_get_current_buf())
+  return require("agentls.connection").target(api.nvim_get_current_buf())
 end
 
 local function input(prompt, callback)
@@ -57,20 +57,20 @@ end
 function M.ask(opts)
   opts = opts or {}
   local bufnr = api.nvim_get_current_buf()
-  local session, pane = target()
+  local conn, pane = target()
   pane = opts.pane or pane
   local context, display
   if opts.range then
     local selection
-    selection, display = require("agentls.selection").get(bufnr, opts.range[1], opts.range[2], session.root)
+    selection, display = require("agentls.selection").get(bufnr, opts.range[1], opts.range[2], conn.root)
     context = { selection = selection }
   end
   if config.options.context.documents then
     context = context or {}
-    context.documents = require("agentls.selection").documents(session.root)
+    context.documents = require("agentls.selection").documents(conn.root)
   end
   local function send(prompt)
-    session:submit({ pane = pane, prompt = prompt, context = context, display = display })
+    conn:submit({ pane = pane, prompt = prompt, context = context, display = display })
   end
   if opts.prompt and opts.prompt:match("%S") then
     send(opts.prompt)
@@ -83,13 +83,13 @@ end
 --- @param opts? {prompt?: string, pane?: string}
 function M.steer(opts)
   opts = opts or {}
-  local session, pane = target()
+  local conn, pane = target()
   pane = opts.pane or pane
   if opts.prompt and opts.prompt:match("%S") then
-    session:steer(pane, opts.prompt)
+    conn:steer(pane, opts.prompt)
   else
     input("Steer the agent: ", function(text)
-      session:steer(pane, text)
+      conn:steer(pane, text)
     end)
   end
 end
@@ -98,54 +98,54 @@ end
 --- @param opts? {pane?: string, all?: boolean}
 function M.cancel(opts)
   opts = opts or {}
-  local session, pane = target()
-  session:cancel(opts.pane or pane, opts.all)
+  local conn, pane = target()
+  conn:cancel(opts.pane or pane, opts.all)
 end
 
 --- Fork the pane's conversation into a new pane, shown beside it.
 function M.fork(opts)
   opts = opts or {}
-  local session, pane = target()
-  session:fork(opts.pane or pane)
+  local conn, pane = target()
+  conn:fork(opts.pane or pane)
 end
 
 --- Close a pane (default: this transcript's pane, else the open fork).
 --- Closing main while a fork is open makes the fork the new main; closing
 --- main alone starts a new conversation.
-function M.close(opts)
+function M.close_pane(opts)
   opts = opts or {}
-  local session, pane = target()
+  local conn, pane = target()
   local name = opts.pane
   if not name then
     if require("agentls.transcript").by_buf[api.nvim_get_current_buf()] then
       name = pane
     else
-      local fork = session:fork_pane()
+      local fork = conn:fork_pane()
       if not fork then
-        util.notify("no fork is open (to start main afresh: :AgentClose main or :AgentNew)")
+        util.notify("no fork is open (to start main afresh: :AgentClosePane main or :AgentNew)")
         return
       end
       name = fork.name
     end
   end
-  session:close(name)
+  conn:close_pane(name)
 end
 
 --- The efforts the server accepts (from its capabilities once it runs).
 function M.efforts()
-  local session =
-    require("agentls.session").get(require("agentls.session").root_of(api.nvim_get_current_buf()), false)
-  return (session and session.efforts) or config.efforts
+  local connection = require("agentls.connection")
+  local conn = connection.get(connection.root_of(api.nvim_get_current_buf()), false)
+  return (conn and conn.efforts) or config.efforts
 end
 
---- Set the thinking effort of the pane (asks when `effort` is nil).
-function M.thinking(effort)
-  local session, pane = target()
+--- Set the effort of the pane (asks when `effort` is nil).
+function M.effort(effort)
+  local conn, pane = target()
   local efforts = M.efforts()
   if not effort or effort == "" then
-    vim.ui.select(efforts, { prompt = "Thinking effort: " }, function(choice)
+    vim.ui.select(efforts, { prompt = "Effort: " }, function(choice)
       if choice then
-        session:set_thinking(pane, choice)
+        conn:set_effort(pane, choice)
       end
     end)
     return
@@ -154,38 +154,38 @@ function M.thinking(effort)
     util.error(("unknown effort %q: use one of %s"):format(effort, table.concat(efforts, ", ")))
     return
   end
-  session:set_thinking(pane, effort)
+  conn:set_effort(pane, effort)
 end
 
 --- Fast mode of the pane: true, false, "on", "off", or nil / "toggle".
 function M.fast(value)
-  local session, pane = target()
+  local conn, pane = target()
   local enabled
   if value == true or value == "on" then
     enabled = true
   elseif value == false or value == "off" then
     enabled = false
   elseif value == nil or value == "" or value == "toggle" then
-    enabled = not session:fast_mode(pane)
+    enabled = not conn:fast_mode(pane)
   else
     util.error(("expected on, off or toggle, not %q"):format(tostring(value)))
     return
   end
-  session:set_fast(pane, enabled)
+  conn:set_fast(pane, enabled)
 end
 
 --- Start a new conversation in the pane (it must be idle).
 function M.new_session()
-  local session, pane = target()
-  session:new_session(pane)
+  local conn, pane = target()
+  conn:new_session(pane)
 end
 
 --- Show or hide a pane's transcript (default: main).
 function M.toggle(opts)
   opts = opts or {}
-  local session, pane = target()
+  local conn, pane = target()
   local name = opts.pane or pane
-  local p = session:pane(name, name == "main")
+  local p = conn:pane(name, name == "main")
   if not p then
     util.error(("there is no pane %q"):format(name))
     return
@@ -193,14 +193,14 @@ function M.toggle(opts)
   if p.transcript:window() then
     p.transcript:hide()
   else
-    session:show(p, { focus = true })
+    conn:show(p, { focus = true })
   end
 end
 
 --- Stop the server of this workspace (the next command starts a new one).
 function M.stop()
-  local session = target()
-  session:stop()
+  local conn = target()
+  conn:stop()
 end
 
 --- The statusline component (see :h agentls-statusline).
@@ -208,16 +208,16 @@ function M.statusline()
   return require("agentls.progress").statusline()
 end
 
---- A snapshot of the current workspace's session: panes, running turns, settings.
+--- A snapshot of the current workspace's connection: panes, running turns, settings.
 function M.status()
-  local session = target()
-  return session:status()
+  local conn = target()
+  return conn:status()
 end
 
 --- The transcript buffer of a pane of the current workspace, if it exists.
 function M.transcript_buf(pane)
-  local session = target()
-  local p = session.panes[pane or "main"]
+  local conn = target()
+  local p = conn.panes[pane or "main"]
   return p and p.transcript.buf or nil
 end
 

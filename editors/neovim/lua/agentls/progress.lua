@@ -43,7 +43,7 @@ function M.on_progress(ev)
   if not client_id or type(params) ~= "table" then
     return
   end
-  if not require("agentls.session").by_client[client_id] then
+  if not require("agentls.connection").by_client[client_id] then
     return
   end
   local value = util.nn(params.value)
@@ -89,26 +89,26 @@ end
 --- `⏹ Cancelling…`; `statusline.idle` when nothing runs.
 --- @return string
 function M.statusline()
-  local ok, session_mod = pcall(require, "agentls.session")
+  local ok, connection = pcall(require, "agentls.connection")
   if not ok then
     return ""
   end
   local opts = config.options.statusline
-  local root = session_mod.root_of(vim.api.nvim_get_current_buf())
-  local session = session_mod.get(root, false)
-  if not session then
+  local root = connection.root_of(vim.api.nvim_get_current_buf())
+  local conn = connection.get(root, false)
+  if not conn then
     return opts.idle
   end
   local parts, icon = {}, opts.icons.running
-  for _, name in ipairs(session:pane_names()) do
-    local pane = session.panes[name]
+  for _, name in ipairs(conn:pane_names()) do
+    local pane = conn.panes[name]
     local turn = pane.running
     if turn or #pane.submits > 0 then
       local message
       if turn and turn.status == "cancelling" then
         message, icon = "Cancelling…", opts.icons.cancelling
       else
-        message = session.client_id and M.message(session.client_id, pane) or nil
+        message = conn.client_id and M.message(conn.client_id, pane) or nil
         message = message or (turn and "Working" or "Queued")
       end
       parts[#parts + 1] = (name == "main" and "" or (name .. ": ")) .. message

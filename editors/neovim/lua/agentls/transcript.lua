@@ -17,7 +17,7 @@ M.by_buf = {}
 
 -- Prefixes of the lines that fold away under their one-line entry.
 M.OUTPUT = "  ┃ "
-M.THINKING = "  ┊ "
+M.REASONING = "  ┊ "
 
 M.icons = {
   running = "⟳",
@@ -25,7 +25,7 @@ M.icons = {
   failed = "✗",
   cancelled = "⏹",
   steer = "↪",
-  thinking = "…",
+  reasoning = "…",
   retry = "⚠",
 }
 
@@ -135,7 +135,7 @@ end
 function M.foldexpr()
   local lnum = vim.v.lnum
   local line = api.nvim_buf_get_lines(0, lnum - 1, lnum, false)[1] or ""
-  if line:sub(1, #M.OUTPUT) == M.OUTPUT or line:sub(1, #M.THINKING) == M.THINKING then
+  if line:sub(1, #M.OUTPUT) == M.OUTPUT or line:sub(1, #M.REASONING) == M.REASONING then
     return "1"
   end
   return "0"
@@ -448,9 +448,9 @@ end
 
 function Transcript:reasoning(turn, text)
   self.last_was_tool = false
-  self:stream("reasoning:" .. turn.id, text, M.THINKING, {
+  self:stream("reasoning:" .. turn.id, text, M.REASONING, {
     blank_before = true,
-    header = ("- %s thinking"):format(M.icons.thinking),
+    header = ("- %s reasoning"):format(M.icons.reasoning),
   })
 end
 

@@ -3,6 +3,9 @@ local M = {}
 
 M.has_011 = vim.fn.has("nvim-0.11") == 1
 
+--- The protocol version this plugin speaks (capabilities.experimental.agentls.protocolVersion).
+M.PROTOCOL_VERSION = 2
+
 --- JSON null arrives as `vim.NIL` inside tables (and, on 0.12, in more places).
 --- @generic T
 --- @param value T
@@ -47,6 +50,13 @@ function M.stop(client, force)
     return client:stop(force)
   end
   return client.stop(force)
+end
+
+--- Where Neovim logs its LSP clients, the servers' stderr included
+--- (`:checkhealth vim.lsp` shows this path too).
+--- @return string
+function M.lsp_log()
+  return vim.fn.fnamemodify(require("vim.lsp.log").get_filename(), ":~")
 end
 
 --- Every message the plugin shows goes through here, prefixed and titled.
@@ -105,14 +115,14 @@ function M.relative(path, root)
   return path
 end
 
---- A human message for a JSON-RPC error of protocol v1.
+--- A human message for a JSON-RPC error of the protocol.
 function M.describe_error(err)
   local code = type(err) == "table" and err.code or nil
   local message = type(err) == "table" and (err.message or vim.inspect(err)) or tostring(err)
   if code == -32001 then
     return "that pane is not available any more (" .. message .. ")"
   elseif code == -32002 then
-    return "a fork is already open: close it first with :AgentClose"
+    return "a fork is already open: close it first with :AgentClosePane"
   elseif code == -32003 then
     return "the server is shutting down"
   elseif code == -32004 then

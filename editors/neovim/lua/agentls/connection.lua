@@ -1,5 +1,5 @@
--- Sessions: one server (one vim.lsp client) per workspace root, its Panes and
--- their Turns, and the protocol v1 requests and events that change them.
+-- Connections: one server (one vim.lsp client) per workspace root, its Panes and
+-- their Turns, and the protocol requests and events that change them.
 --
 -- State is updated when something happens on our side (a submit sent, a
 -- cancel requested) and when the server says so (agent/event). The response
@@ -15,9 +15,9 @@ local nn = util.nn
 
 local M = {}
 
---- @type table<string, agentls.Session> by workspace root
-M.sessions = {}
---- @type table<integer, agentls.Session> by client id
+--- @type table<string, agentls.Connection> by workspace root
+M.connections = {}
+--- @type table<integer, agentls.Connection> by client id
 M.by_client = {}
 
 local CLIENT_NAME = "agentls"
@@ -40,18 +40,18 @@ local token_counter = 0
 --- @field turns table<integer, agentls.Turn>
 --- @field seq integer last agent/event seq seen
 
---- @class agentls.Session
+--- @class agentls.Connection
 --- @field root string
 --- @field client_id integer|nil
 --- @field panes table<string, agentls.Pane>
-local Session = {}
-Session.__index = Session
+local Connection = {}
+Connection.__index = Connection
 
 local function redraw_status()
   vim.cmd("redrawstatus!")
 end
 
--- --- which session, which pane ---------------------------------------------------------
+-- --- which connection, which pane ------------------------------------------------------
 
 local root_cache = {} -- bufnr -> {name, root}
 
@@ -89,12 +89,12 @@ function M.root_of(bufnr)
   return root
 end
 
---- The session of a workspace root (created, not started, when `create`).
---- @return agentls.Session|nil
+--- The connection of a workspace root (created, not started, when `create`).
+--- @return agentls.Connection|nil
 function M.get(root, create)
-  local session = M.sessions[root]
-  if not session and create then
-    session = setmetatable({
+  local conn = M.connections[root]
+  if not conn and create then
+    conn = setmetatable({
       root = root,
       client_id = nil,
       queue = {},
@@ -103,26 +103,26 @@ function M.get(root, create)
       efforts = nil,
       server_info = nil,
       starts = 0,
-    }, Session)
-    M.sessions[root] = session
+    }, Connection)
+    M.connections[root] = conn
   end
-  return session
+  return conn
 end
 
---- The session and pane a command in `bufnr` is about: a transcript's own
+--- The connection and pane a command in `bufnr` is about: a transcript's own
 --- pane, else "main" of the buffer's workspace.
---- @return agentls.Session, string
+--- @return agentls.Connection, string
 function M.target(bufnr, create)
   bufnr = bufnr or api.nvim_get_current_buf()
   local t = transcript.by_buf[bufnr]
-  local session = M.get(M.root_of(bufnr), create ~= false)
-  return session, t and t.pane or "main"
+  local conn = M.get(M.root_of(bufnr), create ~= false)
+  return conn, t and t.pane or "main"
 end
 
 -- --- the server ------------------------------------------------------------------------
 
 --- @return vim.lsp.Client|nil
-function Session:client()
+function Connection:client()
   if not self.client_id then
     return nil
   end
@@ -135,7 +135,7 @@ end
 
 --- Runs `fn(client)` once the server is up, starting it if needed.
 --- @param fn fun(client: vim.lsp.Client)
-function Session:with_client(fn)
+function Connection:with_client(fn)
   local client = self:client()
   if client and client.initialized and not self.starting then
     fn(client)
@@ -147,7 +147,7 @@ function Session:with_client(fn)
   end
 end
 
-function Session:start()
+function Connection:start()
   local cmd, err = config.server_cmd()
   if not cmd then
     self.queue = {}
@@ -166,9 +166,9 @@ function Session:start()
     init_options = config.init_options(self.root, self.settings),
     handlers = {
       ["agent/event"] = function(_, params, ctx)
-        local session = M.by_client[ctx.client_id]
-        if session and type(params) == "table" then
-          session:on_event(params)
+        local conn = M.by_client[ctx.client_id]
+        if conn and type(params) == "table" then
+          conn:on_event(params)
         end
       end,
     },
@@ -205,7 +205,7 @@ function Session:start()
   M.by_client[client_id] = self
 end
 
-function Session:initialized(client, result)
+function Connection:initialized(client, result)
   if client.id ~= self.client_id then
     return
   end
@@ -215,8 +215,13 @@ function Session:initialized(client, result)
   if type(agent) ~= "table" then
     util.warn("the server does not advertise capabilities.experimental.agentls: is it agentls?")
   else
-    if agent.protocolVersion ~= 1 then
-      util.warn(("the server speaks protocol version %s; this plugin speaks 1"):format(tostring(agent.protocolVersion)))
+    if agent.protocolVersion ~= util.PROTOCOL_VERSION then
+      util.warn(
+        ("the server speaks protocol version %s; this plugin speaks %d"):format(
+          tostring(agent.protocolVersion),
+          util.PROTOCOL_VERSION
+        )
+      )
     end
     self.efforts = nn(agent.efforts)
   end
@@ -232,7 +237,7 @@ function Session:initialized(client, result)
   end
 end
 
-function Session:exited(code, signal, client_id)
+function Connection:exited(code, signal, client_id)
   if client_id ~= self.client_id then
     return
   end
@@ -269,19 +274,24 @@ function Session:exited(code, signal, client_id)
   local normal = code == 0 and (signal == 0 or signal == 15)
   if was_starting then
     util.error(
-      ("the server failed to start (exit code %d, signal %d)%s. See :checkhealth agentls and :LspLog."):format(
+      ("the server failed to start (exit code %d, signal %d)%s. See :checkhealth agentls and the LSP log (%s)."):format(
         code,
         signal,
-        dropped > 0 and "; the command was not run" or ""
+        dropped > 0 and "; the command was not run" or "",
+        util.lsp_log()
       )
     )
   elseif not normal then
     util.error(
-      ("the server for %s stopped unexpectedly (exit code %d, signal %d)%s. The next command starts a new one."):format(
+      (
+        "the server for %s stopped unexpectedly (exit code %d, signal %d)%s. "
+        .. "The next command starts a new one. Its last words are in the LSP log (%s)."
+      ):format(
         vim.fn.fnamemodify(self.root, ":~"),
         code,
         signal,
-        lost > 0 and (", %d turn%s lost"):format(lost, lost == 1 and "" or "s") or ""
+        lost > 0 and (", %d turn%s lost"):format(lost, lost == 1 and "" or "s") or "",
+        util.lsp_log()
       )
     )
   else
@@ -290,7 +300,7 @@ function Session:exited(code, signal, client_id)
 end
 
 --- Stops the server (the next command starts a new one).
-function Session:stop()
+function Connection:stop()
   local client = self:client()
   if not client then
     util.notify("no server is running for " .. vim.fn.fnamemodify(self.root, ":~"))
@@ -303,7 +313,7 @@ end
 -- --- panes ------------------------------------------------------------------------------
 
 --- @return agentls.Pane|nil
-function Session:pane(name, create)
+function Connection:pane(name, create)
   local pane = self.panes[name]
   if not pane and create then
     pane = {
@@ -321,7 +331,7 @@ function Session:pane(name, create)
 end
 
 --- The names of the open panes, main first.
-function Session:pane_names()
+function Connection:pane_names()
   local names = {}
   for name in pairs(self.panes) do
     names[#names + 1] = name
@@ -335,7 +345,7 @@ function Session:pane_names()
   return names
 end
 
-function Session:fork_pane()
+function Connection:fork_pane()
   for name, pane in pairs(self.panes) do
     if name ~= "main" then
       return pane
@@ -344,7 +354,7 @@ function Session:fork_pane()
 end
 
 --- Shows the fork's transcript beside main's.
-function Session:show_fork(pane)
+function Connection:show_fork(pane)
   if pane.shown then
     return
   end
@@ -357,7 +367,7 @@ function Session:show_fork(pane)
 end
 
 --- A pane the server closed: its transcript stays readable, its windows close.
-function Session:drop_pane(pane, why)
+function Connection:drop_pane(pane, why)
   self.panes[pane.name] = nil
   pane.closed = true
   pane.transcript:note("Pane closed: " .. why .. ".")
@@ -368,7 +378,7 @@ end
 
 -- --- events -----------------------------------------------------------------------------
 
-function Session:check_seq(pane, seq)
+function Connection:check_seq(pane, seq)
   seq = tonumber(nn(seq))
   if not seq then
     return
@@ -379,7 +389,7 @@ function Session:check_seq(pane, seq)
   pane.seq = seq
 end
 
-function Session:on_event(ev)
+function Connection:on_event(ev)
   local kind = ev.kind
   if kind == "pane.closed" then
     return self:pane_closed(ev)
@@ -454,7 +464,7 @@ function Session:on_event(ev)
 end
 
 --- A turn that ended before it started (cancelled while queued).
-function Session:finished_unstarted(pane, id, result)
+function Connection:finished_unstarted(pane, id, result)
   -- Its submit: the oldest cancelled one that never started, else the oldest waiting one.
   local index
   for i, pending in ipairs(pane.submits) do
@@ -486,7 +496,7 @@ function Session:finished_unstarted(pane, id, result)
   redraw_status()
 end
 
-function Session:new_turn(pane, id, prompt, submit)
+function Connection:new_turn(pane, id, prompt, submit)
   local turn = {
     id = id,
     prompt = submit and submit.prompt or prompt or "",
@@ -516,7 +526,7 @@ local function match_submit(pane, prompt)
   end
 end
 
-function Session:turn_started(pane, id, prompt)
+function Connection:turn_started(pane, id, prompt)
   if not id then
     return
   end
@@ -534,7 +544,7 @@ function Session:turn_started(pane, id, prompt)
 end
 
 --- @param result table TurnResult fields (turn.finished event, submit response, or status "lost")
-function Session:finish_turn(pane, result)
+function Connection:finish_turn(pane, result)
   local id = tonumber(nn(result.turnId))
   local turn = id and pane.turns[id]
   if not turn or turn.done then
@@ -556,7 +566,7 @@ function Session:finish_turn(pane, result)
   redraw_status()
 end
 
-function Session:pane_opened(ev)
+function Connection:pane_opened(ev)
   local name = ev.pane
   local from = nn(ev.promotedFrom)
   local pane = self.panes[name]
@@ -588,7 +598,7 @@ function Session:pane_opened(ev)
   self:show_fork(pane)
 end
 
-function Session:pane_closed(ev)
+function Connection:pane_closed(ev)
   local pane = self.panes[ev.pane]
   if not pane then
     return
@@ -641,7 +651,7 @@ local function failed(what)
 end
 
 --- Sends a request once the server is up; `on_result(result, client)` on success.
-function Session:request(method, params, on_result, on_error)
+function Connection:request(method, params, on_result, on_error)
   on_error = on_error or failed(method)
   self:with_client(function(client)
     local ok = util.request(client, method, params, function(err, result)
@@ -657,7 +667,7 @@ function Session:request(method, params, on_result, on_error)
   end)
 end
 
-function Session:open_pane(name)
+function Connection:open_pane(name)
   local pane = self.panes[name]
   if not pane or pane.closed then
     util.error(("there is no pane %q"):format(name))
@@ -668,7 +678,7 @@ end
 
 --- Sends a prompt to a pane (agent/submit).
 --- @param opts {pane: string, prompt: string, context?: table, display?: string}
-function Session:submit(opts)
+function Connection:submit(opts)
   self:with_client(function(client)
     local pane = self:open_pane(opts.pane)
     if not pane then
@@ -707,7 +717,7 @@ function Session:submit(opts)
   end)
 end
 
-function Session:submit_answered(pane, submit, err, result)
+function Connection:submit_answered(pane, submit, err, result)
   for i, s in ipairs(pane.submits) do
     if s == submit then
       table.remove(pane.submits, i)
@@ -734,7 +744,7 @@ end
 --- Cancels the pane's running turn (or, with `all`, every turn of the pane):
 --- `$/cancelRequest` on our pending agent/submit, `agent/cancel` for a turn
 --- without one (a promoted Steer).
-function Session:cancel(pane_name, all)
+function Connection:cancel(pane_name, all)
   local pane = self.panes[pane_name]
   local client = self:client()
   if not pane or not client then
@@ -792,7 +802,7 @@ function Session:cancel(pane_name, all)
 end
 
 --- agent/steer: adds `prompt` to the pane's running turn (or starts a turn with it).
-function Session:steer(pane_name, prompt)
+function Connection:steer(pane_name, prompt)
   local pane = self.panes[pane_name]
   local params = { pane = pane_name, prompt = prompt }
   if pane and pane.running then
@@ -811,7 +821,7 @@ function Session:steer(pane_name, prompt)
   end, failed("the steer failed"))
 end
 
-function Session:fork(pane_name)
+function Connection:fork(pane_name)
   self:request("agent/fork", { pane = pane_name }, function(result)
     local pane = self.panes[result.pane]
     if not pane then
@@ -826,7 +836,7 @@ function Session:fork(pane_name)
   end, failed("fork failed"))
 end
 
-function Session:close(pane_name)
+function Connection:close_pane(pane_name)
   self:request("agent/closePane", { pane = pane_name }, function(result)
     local cancelled = tonumber(result.cancelled) or 0
     local pane = self.panes[pane_name]
@@ -842,21 +852,28 @@ function Session:close(pane_name)
   end, failed("close failed"))
 end
 
-function Session:set_thinking(pane_name, effort)
-  self:request("agent/setThinking", { pane = pane_name, effort = effort }, function()
+--- Sends one setting of a pane (`params[field] = value`); once the server
+--- took it, remembers it as settings[key] (main's survive a server restart)
+--- and tells the user "<label> of <pane>: <shown>".
+function Connection:set_setting(pane_name, method, field, value, key, label, shown)
+  self:request(method, { pane = pane_name, [field] = value }, function()
     local pane = self.panes[pane_name]
     if pane then
-      pane.settings.effort = effort
+      pane.settings[key] = value
     end
     if pane_name == "main" then
-      self.settings.effort = effort
+      self.settings[key] = value
     end
-    util.notify(("thinking effort of %s: %s"):format(pane_name, effort))
+    util.notify(("%s of %s: %s"):format(label, pane_name, shown))
     redraw_status()
-  end, failed("setting the thinking effort failed"))
+  end, failed("setting the " .. label .. " failed"))
 end
 
-function Session:fast_mode(pane_name)
+function Connection:set_effort(pane_name, effort)
+  self:set_setting(pane_name, "agent/setEffort", "effort", effort, "effort", "effort", effort)
+end
+
+function Connection:fast_mode(pane_name)
   local pane = self.panes[pane_name]
   local current = pane and pane.settings.fast
   if current == nil then
@@ -868,28 +885,18 @@ function Session:fast_mode(pane_name)
   return current
 end
 
-function Session:set_fast(pane_name, enabled)
-  self:request("agent/setFastMode", { pane = pane_name, enabled = enabled }, function()
-    local pane = self.panes[pane_name]
-    if pane then
-      pane.settings.fast = enabled
-    end
-    if pane_name == "main" then
-      self.settings.fast = enabled
-    end
-    util.notify(("fast mode of %s: %s"):format(pane_name, enabled and "on" or "off"))
-    redraw_status()
-  end, failed("setting fast mode failed"))
+function Connection:set_fast(pane_name, enabled)
+  self:set_setting(pane_name, "agent/setFastMode", "enabled", enabled, "fast", "fast mode", enabled and "on" or "off")
 end
 
-function Session:new_session(pane_name)
+function Connection:new_session(pane_name)
   self:request("agent/newSession", { pane = pane_name }, function(result)
     util.notify(("new conversation in %s"):format(result.pane or pane_name))
   end, failed("could not start a new conversation"))
 end
 
 --- Shows a pane's transcript (a fork beside main).
-function Session:show(pane, opts)
+function Connection:show(pane, opts)
   opts = opts or {}
   if pane.name ~= "main" and self.panes.main and self.panes.main.transcript:window() then
     opts.beside = self.panes.main.transcript
@@ -898,7 +905,7 @@ function Session:show(pane, opts)
 end
 
 --- A snapshot of the state, for statuslines and scripts.
-function Session:status()
+function Connection:status()
   local panes = {}
   for _, name in ipairs(self:pane_names()) do
     local pane = self.panes[name]
@@ -921,8 +928,8 @@ end
 
 --- Stops every server (VimLeavePre: no "stopped unexpectedly" messages).
 function M.stop_all()
-  for _, session in pairs(M.sessions) do
-    session.stopping = true
+  for _, conn in pairs(M.connections) do
+    conn.stopping = true
   end
 end
 
