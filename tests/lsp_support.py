@@ -18,7 +18,7 @@ from typing import Any
 from lsprotocol import types as lsp
 from pygls.protocol import default_converter
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
-from pytest_lsp.client import register_lsp_features
+from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 from pytest_lsp.protocol import LanguageClientProtocol
 
 from agentls.server.app import RawNotification, RawRequest, RawResponse
@@ -57,6 +57,9 @@ class AgentClient(LanguageClient):
         self.events: list[dict[str, Any]] = []
         self.init_result: lsp.InitializeResult | None = None
         self.withdrawn: list[Any] = []
+        # While set and not released, window/workDoneProgress/create is not answered.
+        self.hold_progress: asyncio.Event | None = None
+        self.progress_asked = 0
         self._changed = asyncio.Event()
         self._ids = 0
 
@@ -121,7 +124,19 @@ class AgentClient(LanguageClient):
 
 def make_client() -> AgentClient:
     client = AgentClient()
-    register_lsp_features(client)
+    create = DEFAULT_CLIENT_FEATURES[lsp.WINDOW_WORK_DONE_PROGRESS_CREATE]
+
+    async def create_progress(params: lsp.WorkDoneProgressCreateParams) -> Any:
+        client.progress_asked += 1
+        client.poke()
+        if client.hold_progress is not None:
+            await client.hold_progress.wait()
+        return create(client, params)
+
+    register_lsp_features(
+        client,
+        {**DEFAULT_CLIENT_FEATURES, lsp.WINDOW_WORK_DONE_PROGRESS_CREATE: create_progress},
+    )
     client.feature("agent/event")(lambda params: client.record(params))
     return client
 

@@ -206,6 +206,32 @@ async def test_cancel_request_on_a_queued_submit(
     assert len(fake.requests) == 2, "the cancelled turn never reached the model"
 
 
+async def test_a_submit_cancelled_before_the_server_submitted_it_never_starts(
+    client: AgentClient, fake: FakeModelThread
+) -> None:
+    # The server is still creating the second submit's progress token when its
+    # $/cancelRequest arrives, and the running turn ends meanwhile: the second
+    # turn must not start (it is queued and cancelled in one step).
+    fake.script(Reply.hang())
+    _, first = client.request("agent/submit", {"prompt": "first"})
+    await fake.wait_for_requests_async(1, timeout=WAIT)
+    client.hold_progress = asyncio.Event()
+    asked = client.progress_asked
+    queued_id, queued = client.request("agent/submit", {"prompt": "second"})
+    await client.until(lambda: client.progress_asked > asked)
+    client.cancel(queued_id)
+    _, cancel = client.request("agent/cancel", {"turnId": 1})
+    client.hold_progress.set()
+    assert (await asyncio.wait_for(asyncio.wrap_future(cancel), WAIT))["cancelled"] == 1
+    assert (await asyncio.wait_for(asyncio.wrap_future(first), WAIT))["status"] == "cancelled"
+    result = await asyncio.wait_for(asyncio.wrap_future(queued), WAIT)
+    assert result["status"] == "cancelled"
+    finished = await client.event("turn.finished", lambda e: e["turnId"] == result["turnId"])
+    assert finished["status"] == "cancelled"
+    assert not [e for e in client.of("turn.started") if e["turnId"] == result["turnId"]]
+    assert len(fake.requests) == 1, "the cancelled turn never reached the model"
+
+
 async def test_work_done_progress_cancel(client: AgentClient, fake: FakeModelThread) -> None:
     fake.script(Reply.hang())
     client.progress_reports["tok-c"] = []

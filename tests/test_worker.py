@@ -406,6 +406,33 @@ async def test_cancel_one_turn_leaves_the_others_alone(tmp_path: Path) -> None:
         assert sorted(ends) == [(1, "cancelled"), (3, "cancelled")]
 
 
+async def test_a_queued_turn_cancelled_behind_a_slow_cancel_never_starts(
+    tmp_path: Path,
+) -> None:
+    # Cancelling the running turn takes a while; a cancel for the queued turn
+    # sent right behind it must not let that turn start (and call the model)
+    # in between.
+    async with rig(tmp_path) as r:
+        r.send(Submit(MAIN, 1, "running"))
+        r.send(Submit(MAIN, 2, "queued"))
+        await r.transport.wait_called(1)
+        first: Completion[TurnsCancelled] = Completion()
+        second: Completion[TurnsCancelled] = Completion()
+        r.send(Cancel(MAIN, 1, first))
+        r.send(Cancel(MAIN, 2, second))
+        with anyio.fail_after(WAIT):
+            assert (await first.wait()).count == 1
+            cancelled = await second.wait()
+        assert cancelled.count == 1 and [x.turn_id for x in cancelled.receipts] == [2]
+        ends = [await r.expect(TurnFinished) for _ in range(2)]
+        assert sorted((e.id, e.status, e.error) for e in ends) == [
+            (1, "cancelled", None),
+            (2, "cancelled", None),
+        ]
+        assert r.transport.calls == 1, "the queued turn reached the model"
+        await r.stop()
+
+
 async def test_commands_for_one_pane_keep_their_order(tmp_path: Path) -> None:
     async with rig(tmp_path) as r:
         r.send(Submit(MAIN, 1, "first"))

@@ -126,6 +126,16 @@ class TurnControl:
             raise TurnNotSteerable()
         turn._agent._admit_steer(turn, text)
 
+    def cancel_if_queued(self) -> Receipt | None:
+        """Cancel the turn now if it has not started (it never will); None if it has."""
+        turn = self._turn
+        if turn.state is not TurnState.QUEUED or turn.done():
+            return None
+        receipt = Receipt(turn_id=turn.id)
+        turn.cancel_requested = True
+        turn.resolve(error=TurnCancelled(receipt))
+        return receipt
+
     async def cancel(self) -> Receipt:
         """Cancel the turn and return once it has really stopped.
 
@@ -137,11 +147,12 @@ class TurnControl:
         turn = self._turn
         if turn.state is TurnState.FINISHED or (turn.done() and not turn.cancel_requested):
             raise TurnNotCancellable()
-        if turn.state is TurnState.QUEUED:
-            receipt = Receipt(turn_id=turn.id)
-            turn.cancel_requested = True
-            turn.resolve(error=TurnCancelled(receipt))
+        receipt = self.cancel_if_queued()
+        if receipt is not None:
             return receipt
+        if turn.state is TurnState.QUEUED:
+            # Cancelled while queued already (by cancel_if_queued): it never runs.
+            return Receipt(turn_id=turn.id)
         turn.cancel_requested = True
         turn.token.cancel()
         await turn.wait_ended()

@@ -99,6 +99,9 @@ class Submit:
     pane: PaneId
     id: TurnId
     prompt: str
+    # Cancelled before it was even submitted (the editor's $/cancelRequest came
+    # first): it takes its place in the queue, and is cancelled there at once.
+    cancelled: bool = False
 
 
 @dataclass(slots=True)
@@ -149,6 +152,8 @@ class ChangeSetting:
 class CancelAll:
     pane: PaneId
     reply: Completion[TurnsCancelled] | None = None
+    # Queued turns the worker cancelled the moment the command arrived.
+    early: list[Receipt] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -158,6 +163,7 @@ class Cancel:
     pane: PaneId
     id: TurnId
     reply: Completion[TurnsCancelled] | None = None
+    early: list[Receipt] = field(default_factory=list)
 
 
 @dataclass(slots=True)

@@ -179,6 +179,8 @@ class PaneWorker:
                 return drained
 
     def _route(self, command: Command) -> None:
+        if isinstance(command, Cancel | CancelAll):
+            self._cancel_queued_now(command)
         lane = self._lanes.get(command.pane)
         if lane is None:
             lane, receive = anyio.create_memory_object_stream[Command](math.inf)
@@ -211,15 +213,8 @@ class PaneWorker:
                 self._change_setting(command)
             case OpenFork():
                 self._open_fork(command)
-            case CancelAll():
-                keys = [key for key in self._turns if key[0] == command.pane]
-                event = await self._cancel(command.pane, keys)
-                self._emit(event)
-                _answer(command.reply, event)
-            case Cancel():
-                # By id alone: turn ids are unique, and a promoted fork's turns moved pane.
-                keys = [key for key in self._turns if key[1] == command.id]
-                event = await self._cancel(command.pane, keys)
+            case CancelAll() | Cancel():
+                event = await self._cancel(command.pane, self._targets(command), command.early)
                 self._emit(event)
                 _answer(command.reply, event)
             case ClosePane():
@@ -271,16 +266,21 @@ class PaneWorker:
         except AgentError as exc:
             self._reject(command, _failure(exc, command.pane))
             return
-        self._track(command.pane, turn)
+        active = self._track(command.pane, turn)
         self._emit(TurnAccepted(command.pane, command.id))
+        if command.cancelled:
+            # Now, before the agent's owner task can start it.
+            active.cancelled = True
+            turn.control.cancel_if_queued()
 
     def _track(
         self, pane: PaneId, turn: Turn, job: Auxiliary | None = None, isolated: Agent | None = None
-    ) -> None:
+    ) -> _ActiveTurn:
         active = _ActiveTurn(pane, turn.id, turn.control, job)
         self._turns[(pane, turn.id)] = active
         assert self._turn_group is not None
         self._turn_group.start_soon(self._watch, active, turn, isolated)
+        return active
 
     def _auxiliary(self, job: Auxiliary) -> None:
         if job.shutdown.is_cancelled():
@@ -419,9 +419,35 @@ class PaneWorker:
         self._emit(event)
         _answer(command.reply, event)
 
-    async def _cancel(self, pane: PaneId, keys: list[tuple[PaneId, TurnId]]) -> TurnsCancelled:
-        """Cancel the given turns concurrently; count those that really were."""
-        receipts: list[Receipt] = []
+    def _targets(self, command: Cancel | CancelAll) -> list[tuple[PaneId, TurnId]]:
+        if isinstance(command, CancelAll):
+            return [key for key in self._turns if key[0] == command.pane]
+        # By id alone: turn ids are unique, and a promoted fork's turns moved pane.
+        return [key for key in self._turns if key[1] == command.id]
+
+    def _cancel_queued_now(self, command: Cancel | CancelAll) -> None:
+        """Queued turns are cancelled the moment the command arrives, not when
+        the pane's lane gets to it: behind a slow command (cancelling the
+        running turn), a queued turn would otherwise start — and call the model
+        — in between."""
+        for key in self._targets(command):
+            active = self._turns[key]
+            receipt = active.control.cancel_if_queued()
+            if receipt is not None:
+                active.cancelled = True
+                command.early.append(receipt)
+
+    async def _cancel(
+        self,
+        pane: PaneId,
+        keys: list[tuple[PaneId, TurnId]],
+        early: list[Receipt] | None = None,
+    ) -> TurnsCancelled:
+        """Cancel the given turns concurrently; count those that really were
+        (``early``: those already cancelled while they were queued)."""
+        receipts: list[Receipt] = list(early or ())
+        done = {receipt.turn_id for receipt in receipts}
+        keys = [key for key in keys if key[1] not in done]
         failures: list[Failure] = []
 
         async def cancel_one(active: _ActiveTurn) -> None:

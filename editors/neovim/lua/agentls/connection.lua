@@ -754,7 +754,10 @@ function Connection:cancel(pane_name, all)
   local targets = {}
   local running = pane.running
   if all then
-    for _, submit in ipairs(pane.submits) do
+    -- Newest first: the waiting prompts are cancelled before the running turn
+    -- stops, so none of them can start in between.
+    for i = #pane.submits, 1, -1 do
+      local submit = pane.submits[i]
       if not submit.cancelled then
         targets[#targets + 1] = submit
       end

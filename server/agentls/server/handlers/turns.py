@@ -82,8 +82,12 @@ async def submit(server: AgentServer, params: SubmitParams) -> dict[str, Any]:
             waiting = "Queued behind the running turn" if agent.busy else THINKING
             progress.begin(_title(params.prompt), waiting, cancel_turn)
             conn.track_progress(turn_id, progress)
-        conn.send(wm.Submit(pane, turn_id, text))
-        soft_cancel.on_request(cancel_turn)
+        if soft_cancel.requested:
+            # Cancelled while we set up its progress: queued and cancelled in one step.
+            conn.send(wm.Submit(pane, turn_id, text, cancelled=True))
+        else:
+            conn.send(wm.Submit(pane, turn_id, text))
+            soft_cancel.on_request(cancel_turn)
         finished = await done.wait()
     conn.end_turn(finished)
     if finished.rejected is not None:
