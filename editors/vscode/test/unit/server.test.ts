@@ -8,7 +8,7 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { afterEach, beforeEach, describe, test } from 'node:test';
+import { after, afterEach, beforeEach, describe, test } from 'node:test';
 import * as vscode from 'vscode';
 import { activate, deactivate } from '../../src/extension';
 import { AGENTLS, PYTHON, tempDir, waitFor } from '../support/env';
@@ -54,9 +54,13 @@ function lastClient(): LanguageClient {
   return client;
 }
 
+/** Files these tests make (removed at the end). */
+const scratch = tempDir('server-test');
+after(() => fs.rmSync(scratch, { recursive: true, force: true }));
+
 /** A file that is executable and always fails: a Python without agentls, as far as the check can tell. */
 function failingExecutable(): string {
-  const file = path.join(tempDir('no-agentls'), 'python');
+  const file = path.join(scratch, 'python');
   fs.writeFileSync(file, '#!/bin/sh\nexit 1\n', { mode: 0o755 });
   return file;
 }
@@ -79,7 +83,7 @@ describe('the server: checked before it starts, restartable from every state', (
   });
 
   test('a missing agentls.serverCommand: no client, one readable error, "not running"; fix it, Restart Server, Ask works', async () => {
-    const missing = path.join(tempDir('missing'), 'bin', 'agentls');
+    const missing = path.join(scratch, 'missing', 'bin', 'agentls');
     stub.settings['agentls.serverCommand'] = [missing, 'serve'];
     await activating();
     assert.equal(LanguageClient.instances.length, 0, 'no client is started for a command that does not exist');
@@ -117,7 +121,7 @@ describe('the server: checked before it starts, restartable from every state', (
   });
 
   test('agentls not on PATH: the error names everything that was tried and how to install', async () => {
-    process.env.PATH = tempDir('empty-path');
+    process.env.PATH = fs.mkdtempSync(path.join(scratch, 'empty-path-'));
     await activating();
     assert.equal(LanguageClient.instances.length, 0);
     assertOneReadableError(/^AgentLS cannot start the server: agentls is not on PATH/);

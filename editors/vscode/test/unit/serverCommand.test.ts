@@ -107,15 +107,19 @@ describe('the server command', () => {
     const dir = tempDir('which');
     const tool = path.join(dir, 'tool');
     fs.writeFileSync(tool, '#!/bin/sh\n', { mode: 0o755 });
-    fs.writeFileSync(path.join(dir, 'plain'), 'not executable', { mode: 0o644 });
-    fs.mkdirSync(path.join(dir, 'folder'));
-    const env = { PATH: ['/nonexistent', dir].join(path.delimiter) };
-    assert.equal(await findExecutable('tool', env, '/'), tool);
-    assert.equal(await findExecutable(tool, {}, '/'), tool);
-    assert.equal(await findExecutable('./tool', {}, dir), tool);
-    assert.equal(await findExecutable('plain', env, '/'), undefined);
-    assert.equal(await findExecutable('folder', env, '/'), undefined);
-    assert.equal(await findExecutable('missing', env, '/'), undefined);
-    assert.equal(await findExecutable('tool', {}, dir), undefined, 'a bare name is not looked up in the working directory');
+    try {
+      fs.writeFileSync(path.join(dir, 'plain'), 'not executable', { mode: 0o644 });
+      fs.mkdirSync(path.join(dir, 'folder'));
+      const env = { PATH: ['/nonexistent', dir].join(path.delimiter) };
+      assert.equal(await findExecutable('tool', env, '/'), tool);
+      assert.equal(await findExecutable(tool, {}, '/'), tool);
+      assert.equal(await findExecutable('./tool', {}, dir), tool);
+      assert.equal(await findExecutable('plain', env, '/'), undefined);
+      assert.equal(await findExecutable('folder', env, '/'), undefined);
+      assert.equal(await findExecutable('missing', env, '/'), undefined);
+      assert.equal(await findExecutable('tool', {}, dir), undefined, 'a bare name is not looked up in the working directory');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
