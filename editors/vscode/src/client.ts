@@ -25,6 +25,19 @@ export interface RpcError {
   data?: unknown;
 }
 
+/** vscode-jsonrpc's codes for a connection that is gone (the server's own codes are in `protocol.ts`). */
+export const ConnectionErrorCode = {
+  /** ConnectionInactive: there is no running server. */
+  notRunning: -32096,
+  /** PendingResponseRejected: the connection closed before the answer came. */
+  closedBeforeAnswer: -32097,
+} as const;
+
+/** What a request gets when no server is running (the error vscode-languageclient gives a stopped client). */
+export function notRunningError(): RpcError {
+  return { code: ConnectionErrorCode.notRunning, message: 'The agent server is not running.' };
+}
+
 export function isRpcError(value: unknown): value is RpcError {
   return (
     typeof value === 'object' &&

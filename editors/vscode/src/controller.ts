@@ -7,7 +7,7 @@
  * (fakes) and the protocol tests (the real server).
  */
 
-import { type CancellationToken, type Client, type Disposable, isRpcError } from './client';
+import { type CancellationToken, type Client, ConnectionErrorCode, type Disposable, isRpcError } from './client';
 import {
   type AgentEvent,
   type CancelResult,
@@ -23,7 +23,7 @@ import {
   type NewSessionResult,
   type Selection,
   type SetFastModeResult,
-  type SetThinkingResult,
+  type SetEffortResult,
   type SteerResult,
   type SubmitParams,
   type TurnResult,
@@ -114,10 +114,10 @@ export function describeError(error: unknown): string {
         return 'The pane has a turn in flight: cancel it first.';
       case ErrorCode.invalidParams:
         return `The server refused the request: ${error.message}`;
-      case -32097: // vscode-jsonrpc PendingResponseRejected: the connection closed
+      case ConnectionErrorCode.closedBeforeAnswer:
         return 'The agent server stopped before it answered.';
-      case -32096: // vscode-jsonrpc ConnectionInactive
-        return 'The agent server is not running.';
+      case ConnectionErrorCode.notRunning:
+        return 'The agent server is not running: run AgentLS: Restart Server.';
       default:
         return error.message;
     }
@@ -259,7 +259,7 @@ export class AgentController {
   // --- commands ----------------------------------------------------------------------
 
   /**
-   * Agent: Ask. `selection: 'include'` sends the active selection along when
+   * AgentLS: Ask. `selection: 'include'` sends the active selection along when
    * there is one; `'require'` (Ask About Selection) insists on one.
    */
   async ask(
@@ -275,7 +275,7 @@ export class AgentController {
     const prompt =
       options.prompt ??
       (await this.ui.inputBox({
-        title: pane === MAIN_PANE ? 'Agent: Ask' : `Agent: Ask (${pane})`,
+        title: pane === MAIN_PANE ? 'AgentLS: Ask' : `AgentLS: Ask (${pane})`,
         prompt: selection !== undefined ? 'Ask about the selection' : 'Ask the agent',
         placeHolder:
           selection !== undefined ? 'e.g. Why does this fail on an empty list?' : 'e.g. Add a test for the parser',
@@ -306,7 +306,7 @@ export class AgentController {
     this.stateChanged.fire();
     this.revealRequested.fire({ pane: paneName, beside: paneName !== MAIN_PANE });
     try {
-      return await this.ui.withProgress(`Agent: ${shorten(prompt)}`, async (progress, token) => {
+      return await this.ui.withProgress(`AgentLS: ${shorten(prompt)}`, async (progress, token) => {
         const subscription = this.client.onProgress(workDoneToken, (value) => {
           if (value.kind !== 'end' && value.message !== undefined && value.message !== '') {
             progress.report(value.message);
@@ -337,14 +337,14 @@ export class AgentController {
     }
   }
 
-  /** Agent: Steer — a message for the running turn (or a new turn if none runs). */
+  /** AgentLS: Steer — a message for the running turn (or a new turn if none runs). */
   async steer(options: { pane?: string; prompt?: string } = {}): Promise<SteerResult | undefined> {
     const pane = options.pane ?? this.activePane;
     const running = this.paneState(pane) === 'running';
     const prompt =
       options.prompt ??
       (await this.ui.inputBox({
-        title: 'Agent: Steer',
+        title: 'AgentLS: Steer',
         prompt: running ? 'Tell the running turn something' : 'No turn is running: this starts a new one',
         placeHolder: 'e.g. Use the existing helper instead',
       }));
@@ -354,7 +354,7 @@ export class AgentController {
     return this.call<SteerResult>(Method.steer, { pane, prompt });
   }
 
-  /** Agent: Cancel — every turn of the pane, running and queued. */
+  /** AgentLS: Cancel — every turn of the pane, running and queued. */
   async cancel(options: { pane?: string } = {}): Promise<CancelResult | undefined> {
     const pane = options.pane ?? this.activePane;
     const result = await this.call<CancelResult>(Method.cancel, { pane });
@@ -364,14 +364,14 @@ export class AgentController {
     return result;
   }
 
-  /** Agent: Fork — a new pane with a copy of the conversation, shown beside main. */
+  /** AgentLS: Fork — a new pane with a copy of the conversation, shown beside main. */
   async fork(options: { pane?: string } = {}): Promise<ForkResult | undefined> {
     const source = options.pane ?? MAIN_PANE;
     const open = this.forkPane();
     if (open !== undefined) {
-      const choice = await this.ui.info(`${open} is already open: close it before forking again.`, 'Close Fork');
-      if (choice === 'Close Fork') {
-        await this.closeFork();
+      const choice = await this.ui.info(`${open} is already open: close it before forking again.`, 'Close Pane');
+      if (choice === 'Close Pane') {
+        await this.closePane({ pane: open });
       }
       return undefined;
     }
@@ -391,22 +391,26 @@ export class AgentController {
     return result;
   }
 
-  /** Agent: Close Fork — cancels its turns, ends its agent, closes its view. */
-  async closeFork(): Promise<ClosePaneResult | undefined> {
-    const fork = this.forkPane();
-    if (fork === undefined) {
+  /**
+   * AgentLS: Close Pane — cancels the pane's turns, ends its agent, closes its
+   * view. By default the open fork; closing main while a fork is open makes
+   * the fork main (the server's `pane.closed`/`pane.opened` events say so).
+   */
+  async closePane(options: { pane?: string } = {}): Promise<ClosePaneResult | undefined> {
+    const pane = options.pane ?? this.forkPane();
+    if (pane === undefined) {
       void this.ui.info('No fork is open.');
       return undefined;
     }
-    const result = await this.call<ClosePaneResult>(Method.closePane, { pane: fork });
+    const result = await this.call<ClosePaneResult>(Method.closePane, { pane });
     if (result !== undefined) {
-      this.removePane(fork);
+      this.removePane(pane);
     }
     return result;
   }
 
-  /** Agent: Set Thinking — a quick pick of the server's efforts. */
-  async setThinking(options: { pane?: string; effort?: Effort } = {}): Promise<Effort | undefined> {
+  /** AgentLS: Set Effort — a quick pick of the server's efforts. */
+  async setEffort(options: { pane?: string; effort?: Effort } = {}): Promise<Effort | undefined> {
     const paneName = options.pane ?? this.activePane;
     const pane = this.panes.get(paneName);
     if (pane === undefined) {
@@ -420,12 +424,12 @@ export class AgentController {
           label: value,
           description: value === pane.effort ? 'current' : undefined,
         })),
-        { title: `Agent: Set Thinking (${paneName})`, placeHolder: `Reasoning effort, now ${pane.effort}` },
+        { title: `AgentLS: Set Effort (${paneName})`, placeHolder: `Reasoning effort, now ${pane.effort}` },
       ));
     if (effort === undefined) {
       return undefined;
     }
-    const result = await this.call<SetThinkingResult>(Method.setThinking, { pane: paneName, effort });
+    const result = await this.call<SetEffortResult>(Method.setEffort, { pane: paneName, effort });
     if (result === undefined) {
       return undefined;
     }
@@ -434,7 +438,7 @@ export class AgentController {
     return result.effort;
   }
 
-  /** Agent: Toggle Fast Mode on the active pane. */
+  /** AgentLS: Toggle Fast Mode on the active pane. */
   async toggleFastMode(options: { pane?: string } = {}): Promise<boolean | undefined> {
     const paneName = options.pane ?? this.activePane;
     const pane = this.panes.get(paneName);
@@ -453,7 +457,7 @@ export class AgentController {
     return result.enabled;
   }
 
-  /** Agent: New Session — a fresh agent on the pane (it must be idle). */
+  /** AgentLS: New Session — a fresh agent on the pane (it must be idle). */
   async newSession(options: { pane?: string } = {}): Promise<NewSessionResult | undefined> {
     const pane = options.pane ?? this.activePane;
     return this.call<NewSessionResult>(Method.newSession, { pane });

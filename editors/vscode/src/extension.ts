@@ -1,13 +1,13 @@
 /** Entry point: wires the server, the controller, the views and the commands together. */
 
-import { execFile } from 'node:child_process';
 import * as vscode from 'vscode';
 import { AgentController } from './controller';
 import { AgentServer } from './languageClient';
 import { TranscriptPanels } from './panel';
 import { Method } from './protocol';
+import { findExecutable, hasAgentls } from './serverCommand';
 import { SECTION, type Settings, configurationChange, needsRestart, readSettings } from './settings';
-import { AgentStatusBar } from './statusBar';
+import { AgentStatusBar, showServerStatus } from './statusBar';
 import { VsCodeUi } from './ui';
 
 let server: AgentServer | undefined;
@@ -47,12 +47,6 @@ async function pythonExtensionInterpreter(): Promise<string | undefined> {
   return resolved?.executable?.uri?.fsPath ?? active.path;
 }
 
-function hasAgentls(python: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    execFile(python, ['-c', 'import agentls'], { timeout: 15_000 }, (error) => resolve(error === null));
-  });
-}
-
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   const ui = new VsCodeUi();
   let settings = currentSettings();
@@ -60,8 +54,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const agentServer = new AgentServer({
     settings: currentSettings,
     workspace: workspacePath,
-    probes: { pythonExtensionInterpreter, hasAgentls },
-    onEvent: (event) => events.controller?.handleEvent(event),
+    probes: {
+      pythonExtensionInterpreter,
+      hasAgentls,
+      findExecutable: (command, cwd) => findExecutable(command, process.env, cwd),
+    },
     onRunning: () => {
       settings = currentSettings();
       events.controller?.serverStarted({ effort: settings.effort, fastMode: settings.fastMode });
@@ -74,31 +71,35 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     fastMode: settings.fastMode,
   });
   events.controller = controller;
+  context.subscriptions.push(agentServer.adapter.onEvent((event) => controller.handleEvent(event)));
   const panels = new TranscriptPanels(context.extensionUri, controller, {
     ask: (pane, text) => void controller.submit(pane, text),
     steer: (pane, text) => void controller.steer({ pane, prompt: text }),
     cancel: (pane) => void controller.cancel({ pane }),
     fork: () => void controller.fork(),
-    closeFork: () => void controller.closeFork(),
+    closePane: (pane) => void controller.closePane({ pane }),
   });
-  const status = new AgentStatusBar(controller);
+  const status = new AgentStatusBar(controller, agentServer);
   context.subscriptions.push(agentServer, panels, status);
 
-  const command = (id: string, run: () => unknown): void => {
-    context.subscriptions.push(vscode.commands.registerCommand(id, () => void run()));
+  // The command's promise goes back to executeCommand: a caller can wait for it.
+  const command = (id: string, run: (...args: unknown[]) => unknown): void => {
+    context.subscriptions.push(vscode.commands.registerCommand(id, run));
   };
   command('agentls.ask', () => controller.ask({ selection: 'include' }));
   command('agentls.askAboutSelection', () => controller.ask({ selection: 'require' }));
   command('agentls.steer', () => controller.steer());
   command('agentls.cancel', () => controller.cancel());
   command('agentls.fork', () => controller.fork());
-  command('agentls.closeFork', () => controller.closeFork());
-  command('agentls.setThinking', () => controller.setThinking());
+  // An argument names the pane (a keybinding's `args`); none: the open fork.
+  command('agentls.closePane', (pane) => controller.closePane({ pane: typeof pane === 'string' ? pane : undefined }));
+  command('agentls.setEffort', () => controller.setEffort());
   command('agentls.toggleFastMode', () => controller.toggleFastMode());
   command('agentls.newSession', () => controller.newSession());
   command('agentls.showTranscript', () => panels.showAll());
   command('agentls.showServerLog', () => agentServer.showLog());
   command('agentls.restartServer', () => agentServer.restart());
+  command('agentls.showServerStatus', () => showServerStatus(agentServer));
 
   // Settings reach the running server without a reload.
   context.subscriptions.push(
@@ -111,7 +112,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       settings = next;
       if (needsRestart(previous, next)) {
         const choice = await vscode.window.showInformationMessage(
-          'AgentLS: the server command changed. Restart the server now? Running turns are cancelled.',
+          agentServer.running
+            ? 'AgentLS: the server command changed. Restart the server now? Running turns are cancelled.'
+            : 'AgentLS: the server command changed. Start the server with it now?',
           'Restart Server',
         );
         if (choice === 'Restart Server') {
@@ -133,16 +136,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
   );
 
-  if (await agentServer.start()) {
-    await watchPythonInterpreter(context, agentServer);
-  }
+  await agentServer.start();
+  await watchPythonInterpreter(context, agentServer);
 }
 
-/** When the server runs on the Python extension's interpreter, offer a restart when it changes. */
+/**
+ * When the Python extension's interpreter changes, offer a restart if the
+ * server runs on it, or is not running at all (the new one may have agentls).
+ */
 async function watchPythonInterpreter(context: vscode.ExtensionContext, agentServer: AgentServer): Promise<void> {
-  if (agentServer.lastCommand?.source !== 'Python extension') {
-    return;
-  }
   const environments = await pythonEnvironments().catch(() => undefined);
   const changed = environments?.onDidChangeActiveEnvironmentPath;
   if (changed === undefined) {
@@ -150,6 +152,9 @@ async function watchPythonInterpreter(context: vscode.ExtensionContext, agentSer
   }
   context.subscriptions.push(
     changed(async () => {
+      if (agentServer.running && agentServer.lastCommand?.source !== 'Python extension') {
+        return;
+      }
       const choice = await vscode.window.showInformationMessage(
         'AgentLS: the Python interpreter changed. Restart the server on the new one?',
         'Restart Server',

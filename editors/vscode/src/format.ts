@@ -69,9 +69,9 @@ export const STATE_ICONS: Record<PaneState, string> = {
   failed: '$(error)',
 };
 
-/** The status bar text: "$(sync~spin) Agent main: running · high · fast". */
+/** The status bar text: "$(sync~spin) AgentLS main: running · high · fast". */
 export function statusText(pane: string, state: PaneState, effort: Effort, fastMode: boolean): string {
-  const parts = [`${STATE_ICONS[state]} Agent ${pane}: ${state}`, effort];
+  const parts = [`${STATE_ICONS[state]} AgentLS ${pane}: ${state}`, effort];
   if (fastMode) {
     parts.push('fast');
   }

@@ -41,7 +41,7 @@ export function transcriptHtml(parts: PageParts): string {
 <meta http-equiv="Content-Security-Policy" content="${escapeAttribute(csp)}">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
 <link rel="stylesheet" href="${escapeAttribute(parts.styleUri)}">
-<title>Agent: ${pane}</title>
+<title>AgentLS: ${pane}</title>
 </head>
 <body data-pane="${pane}">
 <header class="bar">
@@ -50,9 +50,9 @@ export function transcriptHtml(parts: PageParts): string {
   <span class="pane-settings"></span>
   <span class="spacer"></span>
   <button type="button" class="secondary" data-action="fork" title="Fork this conversation into a pane beside it">Fork</button>
-  <button type="button" class="secondary" data-action="closeFork" title="Close the fork">Close Fork</button>
+  <button type="button" class="secondary" data-action="closePane" title="Close this pane: its turns are cancelled">Close Pane</button>
 </header>
-<p class="empty">Ask the agent something: type below, or run <em>Agent: Ask</em> from the Command Palette.</p>
+<p class="empty">Ask the agent something: type below, or run <em>AgentLS: Ask</em> from the Command Palette.</p>
 <main id="transcript" aria-live="polite"></main>
 <footer class="composer">
   <textarea id="prompt" rows="2" placeholder="Ask, or steer a running turn… (Enter sends, Shift+Enter: new line)" aria-label="Prompt"></textarea>

@@ -20,7 +20,7 @@ export interface PanelActions {
   steer(pane: string, text: string): void;
   cancel(pane: string): void;
   fork(): void;
-  closeFork(): void;
+  closePane(pane: string): void;
 }
 
 export function viewState(controller: AgentController, pane: string): ViewState {
@@ -55,7 +55,7 @@ class TranscriptView implements vscode.Disposable {
     const media = vscode.Uri.joinPath(extensionUri, 'media');
     this.panel = vscode.window.createWebviewPanel(
       'agentls.transcript',
-      `Agent: ${pane}`,
+      `AgentLS: ${pane}`,
       { viewColumn: column, preserveFocus },
       { enableScripts: true, enableFindWidget: true, localResourceRoots: [dist, media] },
     );
@@ -164,8 +164,8 @@ class TranscriptView implements vscode.Disposable {
       case 'fork':
         this.actions.fork();
         return;
-      case 'closeFork':
-        this.actions.closeFork();
+      case 'closePane':
+        this.actions.closePane(this.pane);
         return;
     }
   }

@@ -1,12 +1,12 @@
 /**
- * Protocol v1 of agentls, as the editor sees it on the wire (camelCase JSON).
+ * The part of the agentls protocol (version 2) this extension uses, as it is on the wire (camelCase JSON).
  *
  * The contract is `docs/protocol.md`; the server's `protocol/methods.py` and
  * `protocol/convert.py` are authoritative. This module holds types and names
  * only: it imports nothing, so the webview bundle can use it too.
  */
 
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
 
 export const Method = {
   submit: 'agent/submit',
@@ -14,7 +14,7 @@ export const Method = {
   cancel: 'agent/cancel',
   fork: 'agent/fork',
   closePane: 'agent/closePane',
-  setThinking: 'agent/setThinking',
+  setEffort: 'agent/setEffort',
   setFastMode: 'agent/setFastMode',
   auxiliary: 'agent/auxiliary',
   newSession: 'agent/newSession',
@@ -130,7 +130,7 @@ export interface ClosePaneResult {
   cancelled: number;
 }
 
-export interface SetThinkingResult {
+export interface SetEffortResult {
   pane: string;
   effort: Effort;
 }

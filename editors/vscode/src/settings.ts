@@ -1,6 +1,7 @@
 /**
- * The `agentls.*` settings and what they become: the server command line,
- * `initializationOptions`, and the `workspace/didChangeConfiguration` payload
+ * The `agentls.*` settings and what they become: the server command line
+ * (resolved in `serverCommand.ts`), `initializationOptions`, and the
+ * `workspace/didChangeConfiguration` payload
  * that carries a change to the running server (no window reload needed).
  */
 
@@ -72,7 +73,7 @@ export type ConfigurationChange = Partial<ConfigurationSettings['agentls']>;
 /**
  * The `settings` of `workspace/didChangeConfiguration` for what changed
  * between two readings, or undefined when the server need not hear of it.
- * Only changed keys are sent: an effort chosen with Agent: Set Thinking stays
+ * Only changed keys are sent: an effort chosen with AgentLS: Set Effort stays
  * when, say, only the model changes. The server ignores an empty model or
  * base URL, so clearing one takes effect at the next server start.
  */
@@ -146,39 +147,4 @@ export function splitCommandLine(line: string): string[] {
     words.push(current);
   }
   return words;
-}
-
-export type ServerCommandSource = 'agentls.serverCommand' | 'agentls.pythonPath' | 'Python extension' | 'PATH';
-
-export interface ServerCommand {
-  command: string;
-  args: string[];
-  source: ServerCommandSource;
-}
-
-export interface ServerCommandProbes {
-  /** The interpreter the Python extension has selected, if it is installed. */
-  pythonExtensionInterpreter(): Promise<string | undefined>;
-  /** Whether `python -c "import agentls"` works. */
-  hasAgentls(python: string): Promise<boolean>;
-}
-
-/**
- * How to start the server: `agentls.serverCommand`, else `agentls.pythonPath
- * -m agentls serve`, else the Python extension's interpreter (when it has
- * agentls installed), else `agentls serve` from PATH.
- */
-export async function resolveServerCommand(settings: Settings, probes: ServerCommandProbes): Promise<ServerCommand> {
-  if (settings.serverCommand.length > 0) {
-    const [command, ...args] = settings.serverCommand;
-    return { command, args, source: 'agentls.serverCommand' };
-  }
-  if (settings.pythonPath !== '') {
-    return { command: settings.pythonPath, args: ['-m', 'agentls', 'serve'], source: 'agentls.pythonPath' };
-  }
-  const python = await probes.pythonExtensionInterpreter().catch(() => undefined);
-  if (python !== undefined && python !== '' && (await probes.hasAgentls(python).catch(() => false))) {
-    return { command: python, args: ['-m', 'agentls', 'serve'], source: 'Python extension' };
-  }
-  return { command: 'agentls', args: ['serve'], source: 'PATH' };
 }

@@ -1,34 +1,66 @@
-/** The status bar item: the active pane's state (idle / running / cancelled) and its effort. */
+/**
+ * The status bar item: the active pane's state (idle / running / cancelled)
+ * and its effort while the server runs; "AgentLS: not running" (with Restart
+ * and Settings one click away) when it does not.
+ */
 
 import * as vscode from 'vscode';
 import type { AgentController } from './controller';
 import { statusText } from './format';
+import type { ServerStatus } from './languageClient';
+import type { ServerCommand } from './serverCommand';
+
+/** What the status bar needs of the server (`AgentServer`). */
+export interface ServerStatusSource {
+  readonly status: ServerStatus;
+  readonly onDidChangeStatus: vscode.Event<ServerStatus>;
+  readonly lastCommand: ServerCommand | undefined;
+  /** Run what the user picked: Restart Server, Open Settings or Show Server Log. */
+  followUp(choice: string | undefined): void;
+}
 
 export class AgentStatusBar implements vscode.Disposable {
   readonly item: vscode.StatusBarItem;
-  private readonly subscription: { dispose(): void };
+  private readonly subscriptions: Array<{ dispose(): void }>;
 
-  constructor(private readonly controller: AgentController) {
+  constructor(
+    private readonly controller: AgentController,
+    private readonly server: ServerStatusSource,
+  ) {
     this.item = vscode.window.createStatusBarItem('agentls.status', vscode.StatusBarAlignment.Left, 10);
     this.item.name = 'AgentLS';
-    this.item.command = 'agentls.showTranscript';
-    this.subscription = controller.onDidChangeState(() => this.update());
+    this.subscriptions = [controller.onDidChangeState(() => this.update()), server.onDidChangeStatus(() => this.update())];
     this.update();
     this.item.show();
   }
 
   update(): void {
+    const server = this.server.status;
+    if (server.state === 'running') {
+      this.showPane();
+    } else {
+      const starting = server.state === 'starting';
+      this.item.text = starting ? '$(sync~spin) AgentLS: starting' : '$(warning) AgentLS: not running';
+      this.item.tooltip = starting
+        ? 'The agentls server is starting.'
+        : `${server.reason ?? 'The agentls server is not running.'} Click for Restart Server and Settings.`;
+      this.item.backgroundColor = starting ? undefined : new vscode.ThemeColor('statusBarItem.warningBackground');
+      this.item.command = 'agentls.showServerStatus';
+    }
+    this.setContext('agentls.running', server.state === 'running' && this.controller.paneState(this.controller.activePane) === 'running');
+    this.setContext('agentls.forkOpen', this.controller.forkPane() !== undefined);
+  }
+
+  private showPane(): void {
     const name = this.controller.activePane;
     const pane = this.controller.pane(name);
     const state = this.controller.paneState(name);
     const effort = pane?.effort ?? 'medium';
     const fast = pane?.fastMode ?? false;
     this.item.text = statusText(name, state, effort, fast);
-    this.item.tooltip = `Agent pane ${name}: ${state}. Thinking: ${effort}${fast ? ', fast mode' : ''}. Click to show the transcript.`;
-    this.item.backgroundColor =
-      state === 'failed' ? new vscode.ThemeColor('statusBarItem.errorBackground') : undefined;
-    this.setContext('agentls.running', state === 'running');
-    this.setContext('agentls.forkOpen', this.controller.forkPane() !== undefined);
+    this.item.tooltip = `AgentLS pane ${name}: ${state}. Effort: ${effort}${fast ? ', fast mode' : ''}. Click to show the transcript.`;
+    this.item.backgroundColor = state === 'failed' ? new vscode.ThemeColor('statusBarItem.errorBackground') : undefined;
+    this.item.command = 'agentls.showTranscript';
   }
 
   private readonly contexts = new Map<string, boolean>();
@@ -41,7 +73,31 @@ export class AgentStatusBar implements vscode.Disposable {
   }
 
   dispose(): void {
-    this.subscription.dispose();
+    for (const subscription of this.subscriptions) {
+      subscription.dispose();
+    }
     this.item.dispose();
   }
+}
+
+/** AgentLS: Show Server Status — what the server is doing, with Restart Server, Open Settings and Show Server Log. */
+export async function showServerStatus(server: ServerStatusSource): Promise<void> {
+  const { state, reason } = server.status;
+  const command = server.lastCommand;
+  const line = command !== undefined ? `${[command.command, ...command.args].join(' ')} (from ${command.source})` : undefined;
+  const title =
+    state === 'running'
+      ? 'AgentLS: the server is running'
+      : state === 'starting'
+        ? 'AgentLS: the server is starting'
+        : 'AgentLS: the server is not running';
+  const picked = await vscode.window.showQuickPick(
+    [
+      { label: 'Restart Server', detail: state === 'notRunning' ? reason : line },
+      { label: 'Open Settings', detail: 'agentls.serverCommand, agentls.pythonPath and the rest' },
+      { label: 'Show Server Log', detail: 'The AgentLS output channel' },
+    ],
+    { title, placeHolder: line ?? 'Restart Server starts it again with the current settings' },
+  );
+  server.followUp(picked?.label);
 }

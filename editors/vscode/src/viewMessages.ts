@@ -25,7 +25,7 @@ export type ViewMessage =
   | { type: 'steer'; text: string }
   | { type: 'cancel' }
   | { type: 'fork' }
-  | { type: 'closeFork' };
+  | { type: 'closePane' };
 
 export function isViewMessage(value: unknown): value is ViewMessage {
   if (typeof value !== 'object' || value === null) {
@@ -36,7 +36,7 @@ export function isViewMessage(value: unknown): value is ViewMessage {
     case 'ready':
     case 'cancel':
     case 'fork':
-    case 'closeFork':
+    case 'closePane':
       return true;
     case 'ask':
     case 'steer':

@@ -182,7 +182,7 @@ class TranscriptRenderer {
         return element('div', 'entry message markdown');
       case 'reasoning': {
         const node = element('details', 'entry reasoning');
-        node.append(element('summary', undefined, 'Thinking'), element('div', 'text'));
+        node.append(element('summary', undefined, 'Reasoning'), element('div', 'text'));
         return node;
       }
       case 'tool': {
@@ -297,10 +297,10 @@ function showState(next: ViewState): void {
   const badge = query<HTMLElement>(document, '.pane-state');
   badge.dataset.state = next.state;
   badge.textContent = next.state;
-  query(document, '.pane-settings').textContent = `thinking: ${next.effort}${next.fastMode ? ' · fast' : ''}`;
+  query(document, '.pane-settings').textContent = `effort: ${next.effort}${next.fastMode ? ' · fast' : ''}`;
   const isMain = next.pane === 'main';
   query<HTMLButtonElement>(document, '[data-action="fork"]').hidden = !isMain || next.fork !== undefined;
-  query<HTMLButtonElement>(document, '[data-action="closeFork"]').hidden = next.fork === undefined;
+  query<HTMLButtonElement>(document, '[data-action="closePane"]').hidden = isMain;
   query<HTMLButtonElement>(document, '[data-action="steer"]').disabled = next.state !== 'running';
   query<HTMLButtonElement>(document, '[data-action="cancel"]').disabled = next.state !== 'running';
 }
@@ -326,7 +326,7 @@ for (const button of document.querySelectorAll<HTMLButtonElement>('button[data-a
     const action = button.dataset.action;
     if (action === 'ask' || action === 'steer') {
       send(action);
-    } else if (action === 'cancel' || action === 'fork' || action === 'closeFork') {
+    } else if (action === 'cancel' || action === 'fork' || action === 'closePane') {
       vscode.postMessage({ type: action });
     }
   });

@@ -3,15 +3,22 @@
  * installed, driven by headless Chromium through playwright-core, with the
  * real agentls server and the scripted fake model.
  *
- *   1. Agent: Ask from the Command Palette, with a selection; the answer
+ *   0. First run with a wrong agentls.serverCommand (a file that does not
+ *      exist): one readable error notification (no stack trace) with its
+ *      actions, the status bar says "AgentLS: not running". The setting is
+ *      changed in the settings editor to a command that exits at once:
+ *      Restart Server (the notification's button) reports that in words.
+ *      Then the right command, AgentLS: Restart Server from the Command
+ *      Palette starts the server, and everything below runs on it.
+ *   1. AgentLS: Ask from the Command Palette, with a selection; the answer
  *      streams into the transcript (part of it is seen while the model's
  *      stream is held, then all of it), rendered as Markdown.
- *   2. Agent: Ask for a command that runs `sleep 300`; Cancel in the
+ *   2. AgentLS: Ask for a command that runs `sleep 300`; Cancel in the
  *      progress notification; the turn shows cancelled with its receipt,
  *      the status bar says so, and the sleep process is gone.
  *   3. A screenshot goes to test-output/e2e/ (and to docs/images/ when
  *      AGENTLS_UPDATE_SCREENSHOT=1 or when it is missing there).
- *   4. Agent: Fork opens fork-1 beside main; Agent: Close Fork closes it.
+ *   4. AgentLS: Fork opens fork-1 beside main; AgentLS: Close Pane closes it.
  *
  * Needs `scripts/toolchain.sh e2e` (code-server, Chromium, playwright-core
  * under $E2E_CACHE) and the built agentls.vsix. Synchronises on DOM state
@@ -98,7 +105,28 @@ function freePort(): Promise<number> {
   });
 }
 
-function prepareWorkspace(root: string, baseUrl: string): { workspace: string; userData: string; extensions: string; home: string } {
+interface Dirs {
+  workspace: string;
+  userData: string;
+  extensions: string;
+  home: string;
+}
+
+/** A Node or Python stack trace in a notification. */
+const STACK = /\n\s+at |node:internal|Traceback \(most recent call last\)|\.js:\d+:\d+/;
+
+function userSettingsFile(dirs: Dirs): string {
+  return path.join(dirs.userData, 'User', 'settings.json');
+}
+
+/** Write the user settings (code-server sees the change and tells the extension). */
+function writeSettings(dirs: Dirs, values: Record<string, unknown>): void {
+  const file = userSettingsFile(dirs);
+  const current = fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>) : {};
+  fs.writeFileSync(file, JSON.stringify({ ...current, ...values }, null, 2));
+}
+
+function prepareWorkspace(root: string, baseUrl: string, serverCommand: string[]): Dirs {
   const workspace = path.join(root, 'workspace');
   const userData = path.join(root, 'user-data');
   const extensions = path.join(root, 'extensions');
@@ -120,11 +148,14 @@ function prepareWorkspace(root: string, baseUrl: string): { workspace: string; u
     'extensions.ignoreRecommendations': true,
     'extensions.autoCheckUpdates': false,
     'window.commandCenter': false,
-    'agentls.serverCommand': [AGENTLS, 'serve'],
+    // settings.json opens as an editor tab, not as a modal over the workbench.
+    'workbench.editor.useModal': 'off',
+    'agentls.serverCommand': serverCommand,
     'agentls.baseUrl': baseUrl,
   };
-  fs.writeFileSync(path.join(userData, 'User', 'settings.json'), JSON.stringify(settings, null, 2));
-  return { workspace, userData, extensions, home };
+  const dirs = { workspace, userData, extensions, home };
+  writeSettings(dirs, settings);
+  return dirs;
 }
 
 function installExtension(dirs: { userData: string; extensions: string; home: string }): void {
@@ -222,8 +253,8 @@ async function runCommand(page: Page, title: string): Promise<void> {
 }
 
 async function ask(page: Page, prompt: string): Promise<void> {
-  await runCommand(page, 'Agent: Ask');
-  const title = page.locator('.quick-input-widget .quick-input-title').filter({ hasText: 'Agent: Ask' });
+  await runCommand(page, 'AgentLS: Ask');
+  const title = page.locator('.quick-input-widget .quick-input-title').filter({ hasText: 'AgentLS: Ask' });
   await title.waitFor({ state: 'visible', timeout: 20_000 });
   await page.keyboard.type(prompt);
   await page.keyboard.press('Enter');
@@ -232,8 +263,117 @@ async function ask(page: Page, prompt: string): Promise<void> {
 function statusBarText(page: Page): Promise<string> {
   return page.evaluate(() => {
     const items = [...document.querySelectorAll('.statusbar-item')];
-    return items.map((item) => item.textContent ?? '').find((text) => text.includes('Agent main')) ?? '';
+    return items.map((item) => item.textContent ?? '').find((text) => text.includes('AgentLS')) ?? '';
   }, undefined);
+}
+
+/** The text of every notification toast on screen. */
+function toastTexts(page: Page): Promise<string[]> {
+  return page.evaluate(
+    () => [...document.querySelectorAll('.notifications-toasts .notification-toast')].map((toast) => (toast as HTMLElement).innerText),
+    undefined,
+  );
+}
+
+/** As a user would: Preferences: Open User Settings (JSON), Find and Replace, save. */
+async function replaceInUserSettings(page: Page, dirs: Dirs, from: string, to: string): Promise<void> {
+  await runCommand(page, 'Preferences: Open User Settings (JSON)');
+  const editor = page.locator('.monaco-editor .view-lines').filter({ hasText: 'agentls.serverCommand' }).first();
+  await editor.waitFor({ state: 'visible', timeout: 20_000 });
+  await editor.click();
+  await page.keyboard.press('Control+H');
+  const find = page.locator('.find-widget .find-part textarea').first();
+  await find.waitFor({ state: 'visible', timeout: 10_000 });
+  await find.click();
+  await page.keyboard.press('Control+A');
+  await page.keyboard.type(from);
+  await page.locator('.find-widget .replace-part textarea').first().click();
+  await page.keyboard.press('Control+A');
+  await page.keyboard.type(to);
+  await page.keyboard.press('Control+Alt+Enter'); // Replace All
+  // Close the find widget (it would follow into other editors); Escape may go to a notification instead.
+  await page.locator('.find-widget.visible .codicon-widget-close').first().click({ timeout: 10_000 });
+  await page.locator('.find-widget.visible').waitFor({ state: 'hidden', timeout: 10_000 });
+  await page.keyboard.press('Control+S');
+  await waitFor(
+    'the settings file to be saved',
+    () => {
+      const text = fs.readFileSync(userSettingsFile(dirs), 'utf8');
+      return text.includes(to) && !text.includes(from);
+    },
+    20_000,
+    100,
+  );
+  await runCommand(page, 'View: Close Editor');
+}
+
+/** A server command that exists but is not the server: it exits at once, saying so on stderr. */
+const NOT_THE_SERVER = 'agentls: this is not the server';
+
+function writeNotTheServer(root: string): string {
+  const file = path.join(root, 'not-the-server');
+  fs.writeFileSync(file, `#!/bin/sh\necho "${NOT_THE_SERVER}" >&2\nexit 3\n`, { mode: 0o755 });
+  return file;
+}
+
+function notification(page: Page, text: string): Locator {
+  return page.locator('.notifications-toasts .notification-toast').filter({ hasText: text });
+}
+
+/**
+ * 0. The first run, as the issue tells it: a server command that does not
+ * exist (one readable error, "not running"); then one that exits at once
+ * (Restart Server from the notification's button: one readable error, the
+ * server's last words, no stack trace); then the right one, AgentLS:
+ * Restart Server from the Command Palette, and the server runs.
+ */
+async function firstRunWithAWrongServer(page: Page, dirs: Dirs, missing: string, notTheServer: string): Promise<void> {
+  await waitFor('the status bar to say not running', async () => /AgentLS: not running/.test(await statusBarText(page)), 60_000, 200);
+  const error = notification(page, 'AgentLS cannot start the server');
+  await error.first().waitFor({ state: 'visible', timeout: 20_000 });
+  for (const action of ['Open Settings', 'Restart Server', 'Show Server Log']) {
+    await error.getByRole('button', { name: action, exact: true }).waitFor({ state: 'visible', timeout: 5_000 });
+  }
+  await page.screenshot({ path: path.join(OUTPUT, 'not-running.png') });
+  log(`not running: ${JSON.stringify(await toastTexts(page))}`);
+
+  // A command that runs but is not the server; Restart Server from the offer's button.
+  await replaceInUserSettings(page, dirs, missing, notTheServer);
+  // The offer proves the extension has the new setting (no race with Restart Server).
+  await notification(page, 'the server command changed').first().getByRole('button', { name: 'Restart Server' }).click({ timeout: 30_000 });
+  await notification(page, 'the server did not start').waitFor({ state: 'visible', timeout: 30_000 });
+  await waitFor('the status bar to say not running', async () => /AgentLS: not running/.test(await statusBarText(page)), 15_000, 100);
+  log(`a server that exits: ${JSON.stringify(await toastTexts(page))}`);
+
+  // The right command; AgentLS: Restart Server from the Command Palette.
+  await replaceInUserSettings(page, dirs, notTheServer, AGENTLS);
+  await notification(page, 'the server command changed').waitFor({ state: 'visible', timeout: 30_000 });
+  await runCommand(page, 'AgentLS: Restart Server');
+  await waitFor('the status bar to say idle', async () => /AgentLS main: idle/.test(await statusBarText(page)), 60_000, 200);
+  log(`restarted after fixing the setting: ${await statusBarText(page)}`);
+
+  // Every notification since the start is in the notification center (a toast hides on Escape).
+  await runCommand(page, 'Notifications: Show Notifications');
+  await page.locator('.notifications-center .notification-list-item').first().waitFor({ state: 'visible', timeout: 10_000 });
+  const all = await page.evaluate(
+    () => [...document.querySelectorAll('.notifications-center .notification-list-item')].map((item) => (item as HTMLElement).innerText),
+    undefined,
+  );
+  const stack = all.find((text) => STACK.test(text));
+  if (stack !== undefined) {
+    throw new Error(`a notification shows a stack trace: ${stack}`);
+  }
+  const errors = all.filter((text) => !/the server command changed/.test(text));
+  const expected = [
+    (text: string) => text.includes('AgentLS cannot start the server: agentls.serverCommand') && text.includes(missing),
+    (text: string) => text.includes(`AgentLS: the server did not start: it exited with code 3: ${NOT_THE_SERVER}`),
+  ];
+  if (errors.length !== expected.length || !expected.every((matches) => errors.some(matches))) {
+    throw new Error(`expected one notification per failure, in words; got ${JSON.stringify(all)}`);
+  }
+  await runCommand(page, 'Notifications: Clear All Notifications');
+  await page.keyboard.press('Escape');
+  await waitFor('the notifications to close', async () => (await toastTexts(page)).length === 0, 15_000, 100);
 }
 
 // --- the scenarios --------------------------------------------------------------------------
@@ -259,7 +399,8 @@ async function main(): Promise<void> {
     held('answer', 12, { text: ANSWER, chunks: 40, delay: 0.01 }),
     { tool_call: { name: 'exec_command', arguments: { cmd: SLEEPER }, call_id: 'call_sleep' } },
   ]);
-  const dirs = prepareWorkspace(root, fake.baseUrl);
+  const missing = path.join(root, 'not-installed', 'agentls');
+  const dirs = prepareWorkspace(root, fake.baseUrl, [missing, 'serve']);
   log(`fake model at ${fake.baseUrl}; workspace ${dirs.workspace}`);
   installExtension(dirs);
   log('extension installed');
@@ -280,8 +421,7 @@ async function main(): Promise<void> {
     await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(dirs.workspace)}`, { timeout: 60_000 });
     await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: 60_000 });
     log('workbench loaded');
-    await waitFor('the Agent status bar item', async () => /Agent main: idle/.test(await statusBarText(page!)), 60_000, 200);
-    log(`status bar: ${await statusBarText(page)}`);
+    await firstRunWithAWrongServer(page, dirs, missing, writeNotTheServer(root));
 
     // 1. Ask about a selection; the answer streams into the transcript.
     await page.keyboard.press('Control+P');
@@ -328,7 +468,7 @@ async function main(): Promise<void> {
       throw new Error(`the answer is not rendered as Markdown: ${JSON.stringify(rendered)}`);
     }
     log(`streamed answer seen partially (${partialText.length} of ${answer.length} characters), rendered as Markdown`);
-    await waitFor('the status bar to say idle', async () => /Agent main: idle/.test(await statusBarText(page!)), 15_000);
+    await waitFor('the status bar to say idle', async () => /AgentLS main: idle/.test(await statusBarText(page!)), 15_000);
 
     // 2. A turn running `sleep`; Cancel in the progress notification.
     await editor.click(); // no selection this time
@@ -347,9 +487,9 @@ async function main(): Promise<void> {
       throw new Error(`the sleep (pid ${sleeperPid}) is not running`);
     }
     log(`sleep running as pid ${sleeperPid}`);
-    await waitFor('the status bar to say running', async () => /Agent main: running/.test(await statusBarText(page!)), 15_000);
+    await waitFor('the status bar to say running', async () => /AgentLS main: running/.test(await statusBarText(page!)), 15_000);
     await page.screenshot({ path: path.join(OUTPUT, 'running.png') });
-    const toast = page.locator('.notifications-toasts .notification-toast').filter({ hasText: 'Agent: Run the sleeper' });
+    const toast = page.locator('.notifications-toasts .notification-toast').filter({ hasText: 'AgentLS: Run the sleeper' });
     await toast.waitFor({ state: 'visible', timeout: 20_000 });
     const progressText = (await toast.locator('.notification-list-item-message').first().textContent()) ?? '';
     log(`progress notification: ${progressText}`);
@@ -364,7 +504,7 @@ async function main(): Promise<void> {
     }
     const pid = sleeperPid;
     await waitFor(`the sleep (pid ${pid}) to be gone`, () => !pidAlive(pid), 10_000);
-    await waitFor('the status bar to say cancelled', async () => /Agent main: cancelled/.test(await statusBarText(page!)), 15_000);
+    await waitFor('the status bar to say cancelled', async () => /AgentLS main: cancelled/.test(await statusBarText(page!)), 15_000);
     const toolState = await frame.locator('.entry.tool[data-call="call_sleep"] .state').textContent();
     log(`cancelled: "${receiptText}"; tool call: ${toolState}; /proc/${pid} gone; status bar: ${await statusBarText(page)}`);
     await waitFor('the notification to close', async () => (await toast.count()) === 0, 15_000);
@@ -373,14 +513,14 @@ async function main(): Promise<void> {
     const shot = path.join(OUTPUT, 'vscode-transcript.png');
     await page.screenshot({ path: shot });
 
-    // 4. Fork: a second transcript beside main; Close Fork closes it.
-    await runCommand(page, 'Agent: Fork');
+    // 4. Fork: a second transcript beside main; Close Pane closes it.
+    await runCommand(page, 'AgentLS: Fork');
     const fork = await transcriptFrame(page, 'fork-1');
     await fork.locator('.notice').filter({ hasText: /Forked: \d+ conversation items? copied/ }).waitFor({ timeout: 20_000 });
-    await frame.locator('button[data-action="closeFork"]').waitFor({ state: 'visible', timeout: 10_000 });
+    await fork.locator('button[data-action="closePane"]').waitFor({ state: 'visible', timeout: 10_000 });
     await page.screenshot({ path: path.join(OUTPUT, 'fork.png') });
     log('fork-1 open beside main');
-    await runCommand(page, 'Agent: Close Fork');
+    await runCommand(page, 'AgentLS: Close Pane');
     await waitFor(
       'the fork transcript to close',
       async () => !(await Promise.all(page!.frames().map((f) => f.evaluate(() => document.body?.dataset.pane, undefined).catch(() => undefined)))).includes('fork-1'),

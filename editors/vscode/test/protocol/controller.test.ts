@@ -63,7 +63,7 @@ describe('AgentController against the real server', () => {
     };
     const result = await controller.ask();
     assert.equal(result?.status, 'completed');
-    assert.equal(ui.progress[0].title, 'Agent: Explain this');
+    assert.equal(ui.progress[0].title, 'AgentLS: Explain this');
     assert.ok(ui.progress[0].messages.length > 0, 'the notification shows what the agent does');
     assert.ok(ui.progress[0].done);
     const [request] = await fake.waitForRequests(1);
@@ -99,14 +99,14 @@ describe('AgentController against the real server', () => {
     assert.deepEqual(ui.errors, []);
   });
 
-  test('Set Thinking, Fast Mode, Fork, Close Fork, Steer (promoted), New Session, Cancel with nothing', async () => {
+  test('Set Effort, Fast Mode, Fork, Close Pane, Steer (promoted), New Session, Cancel with nothing', async () => {
     const { fake, ui, controller } = await setUp([
       { text: 'I will remember 42.' },
       { text: 'The number was 42.' },
       { text: 'A new turn from a steer.' },
     ]);
     ui.picks.push('high');
-    assert.equal(await controller.setThinking(), 'high');
+    assert.equal(await controller.setEffort(), 'high');
     assert.equal(await controller.toggleFastMode(), true);
     assert.equal(controller.pane('main')?.effort, 'high');
 
@@ -128,7 +128,7 @@ describe('AgentController against the real server', () => {
     assert.equal(requests[1].reasoning?.effort, 'high');
     assert.equal(requests[1].service_tier, 'priority');
 
-    assert.deepEqual(await controller.closeFork(), { cancelled: 0 });
+    assert.deepEqual(await controller.closePane(), { cancelled: 0 });
     assert.equal(controller.forkPane(), undefined);
     assert.equal(controller.activePane, 'main');
 
@@ -150,12 +150,12 @@ describe('AgentController against the real server', () => {
     assert.deepEqual(controller.pane('main')?.transcript.gaps, []);
   });
 
-  test('closing main while a fork is open: main shows the fork conversation, seq stays contiguous', async () => {
-    const { server, controller } = await setUp([{ text: 'main answer' }, { text: 'fork answer' }, { text: 'next' }]);
+  test('Close Pane on main while a fork is open: main shows the fork conversation, seq stays contiguous', async () => {
+    const { controller } = await setUp([{ text: 'main answer' }, { text: 'fork answer' }, { text: 'next' }]);
     await controller.submit('main', 'on main');
     await controller.fork();
     await controller.submit('fork-1', 'on the fork');
-    await server.request('agent/closePane', { pane: 'main' });
+    assert.deepEqual(await controller.closePane({ pane: 'main' }), { cancelled: 0 });
     await waitFor('the promotion', () => (controller.pane('fork-1') === undefined ? true : undefined));
     const main = controller.pane('main')!;
     assert.deepEqual(

@@ -48,11 +48,11 @@ function assertContiguous(events: AgentEvent[], pane: string): void {
 }
 
 describe('agentls server, as the extension uses it', () => {
-  test('initialize advertises protocol 1; submit streams events and reports progress on the client token', async () => {
+  test('initialize advertises protocol 2; submit streams events and reports progress on the client token', async () => {
     const answer = 'Hello **world**, this answer streams in pieces.';
     const { server } = await start([{ text: answer, chunks: 6, delay: 0.01 }]);
     const capabilities = server.capabilities();
-    assert.equal(capabilities?.protocolVersion, 1);
+    assert.equal(capabilities?.protocolVersion, 2);
     assert.deepEqual(capabilities?.efforts, ['none', 'minimal', 'low', 'medium', 'high', 'xhigh']);
     assert.ok(capabilities?.methods.includes('agent/submit'));
     const progress: WorkDoneProgress[] = [];

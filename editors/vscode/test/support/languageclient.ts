@@ -30,6 +30,7 @@ export enum State {
   Stopped = 1,
   Running = 2,
   Starting = 3,
+  StartFailed = 4,
 }
 
 export const WorkDoneProgress = { type: { method: '$/progress' } };
@@ -38,7 +39,12 @@ export type Responder = (method: string, params: any, token: any) => Promise<unk
 
 export class LanguageClient {
   static instances: LanguageClient[] = [];
+  /** How the next starts go (first in, first used): resolve to run, reject to fail; none left: they run. */
+  static starts: Array<(client: LanguageClient) => Promise<void>> = [];
   state = State.Stopped;
+  disposed = false;
+  /** What the library logged (and whether it asked for a notification). */
+  readonly logged: Array<{ message: string; data: unknown; show: unknown }> = [];
   readonly requests: Array<{ method: string; params: any; token: any }> = [];
   readonly notifications: Array<{ method: string; params: any }> = [];
   private readonly handlers = new Map<string, (params: any) => void>();
@@ -48,7 +54,7 @@ export class LanguageClient {
     capabilities: {
       experimental: {
         agentls: {
-          protocolVersion: 1,
+          protocolVersion: 2,
           maxForks: 1,
           efforts: ['none', 'minimal', 'low', 'medium', 'high', 'xhigh'],
           methods: [],
@@ -74,22 +80,49 @@ export class LanguageClient {
   }
 
   async start(): Promise<void> {
+    if (this.disposed) {
+      throw new Error("Client got disposed and can't be restarted.");
+    }
     this.setState(State.Starting);
-    this.setState(State.Running);
+    const how = LanguageClient.starts.shift();
+    try {
+      await how?.(this);
+    } catch (error) {
+      // Like vscode-languageclient: the client stays failed, and its error() is called with 'force'.
+      this.setState(State.StartFailed);
+      this.error("AgentLS client: couldn't create connection to server.", error, 'force');
+      throw error;
+    }
+    if (this.state === State.Starting) {
+      this.setState(State.Running);
+    }
   }
 
+  /** Like vscode-languageclient: only a running client can stop; a starting or failed one throws. */
   async stop(): Promise<void> {
+    if (this.state === State.Stopped) {
+      return;
+    }
+    if (this.state !== State.Running) {
+      throw new Error(`Client is not running and can't be stopped. It's current state is: ${this.state}`);
+    }
     this.setState(State.Stopped);
   }
 
-  needsStop(): boolean {
-    return this.state !== State.Stopped;
+  dispose(): Promise<void> {
+    this.disposed = true;
+    return this.stop();
   }
 
-  /** The server process died: what does the error handler say? */
+  error(message: string, data?: unknown, show?: unknown): void {
+    this.logged.push({ message, data, show });
+  }
+
+  /** The server process died: what does the error handler say? Then the client is stopped. */
   crash(): unknown {
+    const handled = this.clientOptions.errorHandler.closed();
     this.setState(State.Stopped);
-    return this.clientOptions.errorHandler.closed();
+    return handled;
   }
 
   onDidChangeState(listener: (event: { oldState: State; newState: State }) => void): { dispose(): void } {

@@ -221,7 +221,8 @@ export const stub = {
   settings: {} as Record<string, unknown>,
   inputs: [] as Array<string | undefined>,
   picks: [] as Array<string | undefined>,
-  messages: [] as Array<{ kind: 'info' | 'error'; message: string; actions: string[] }>,
+  messages: [] as Array<{ kind: 'info' | 'warning' | 'error'; message: string; actions: string[] }>,
+  quickPicks: [] as Array<{ items: Array<{ label: string; detail?: string }>; options: unknown }>,
   answer: undefined as string | undefined,
   progress: [] as ProgressCall[],
   statusBarItems: [] as StatusBarItem[],
@@ -237,6 +238,7 @@ export function resetStub(): void {
   stub.inputs = [];
   stub.picks = [];
   stub.messages = [];
+  stub.quickPicks = [];
   stub.answer = undefined;
   stub.progress = [];
   stub.statusBarItems = [];
@@ -258,12 +260,17 @@ export const window = {
   async showInputBox(): Promise<string | undefined> {
     return stub.inputs.shift();
   },
-  async showQuickPick<T extends { label: string }>(items: T[]): Promise<T | undefined> {
+  async showQuickPick<T extends { label: string }>(items: T[], options?: unknown): Promise<T | undefined> {
+    stub.quickPicks.push({ items, options });
     const wanted = stub.picks.shift();
     return items.find((item) => item.label === wanted);
   },
   async showInformationMessage(message: string, ...actions: string[]): Promise<string | undefined> {
     stub.messages.push({ kind: 'info', message, actions });
+    return stub.answer;
+  },
+  async showWarningMessage(message: string, ...actions: string[]): Promise<string | undefined> {
+    stub.messages.push({ kind: 'warning', message, actions });
     return stub.answer;
   },
   async showErrorMessage(message: string, ...actions: string[]): Promise<string | undefined> {

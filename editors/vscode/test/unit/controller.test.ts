@@ -13,7 +13,7 @@ class FakeClient implements Client {
   readonly handlers = new Map<string, Handler>();
   readonly progress = new Map<ProgressToken, (value: WorkDoneProgress) => void>();
   caps: AgentCapabilities | undefined = {
-    protocolVersion: 1,
+    protocolVersion: 2,
     maxForks: 1,
     efforts: ['low', 'medium', 'high'],
     methods: [],
@@ -84,7 +84,7 @@ describe('AgentController commands', () => {
       seenToken = token;
       assert.equal(controller.paneState('main'), 'running', 'running while the request is pending');
       const progress = client.progress.get(params.workDoneToken)!;
-      progress({ kind: 'begin', title: 'Agent: Why is x 1?', cancellable: true, message: 'Thinking…' });
+      progress({ kind: 'begin', title: 'AgentLS: Why is x 1?', cancellable: true, message: 'Thinking…' });
       progress({ kind: 'report', message: 'Running `pytest -q`' });
       progress({ kind: 'end', message: 'Done' });
       return { pane: 'main', turnId: 1, status: 'completed', finalMessage: 'Because.' };
@@ -99,7 +99,7 @@ describe('AgentController commands', () => {
       context: { selection },
     });
     assert.equal(seenToken, ui.progress[0].source.token, 'Cancel in the notification cancels the request');
-    assert.equal(ui.progress[0].title, 'Agent: Why is x 1?');
+    assert.equal(ui.progress[0].title, 'AgentLS: Why is x 1?');
     assert.deepEqual(ui.progress[0].messages, ['Thinking…', 'Running `pytest -q`']);
     assert.equal(client.progress.size, 0, 'the progress handler is disposed');
     const turn = controller.pane('main')!.transcript.turn(1)!;
@@ -172,22 +172,22 @@ describe('AgentController commands', () => {
     assert.deepEqual(ui.errors, ['The pane has a turn in flight: cancel it first.']);
   });
 
-  test('Set Thinking offers the server’s efforts; Toggle Fast Mode flips', async () => {
+  test('Set Effort offers the server’s efforts; Toggle Fast Mode flips', async () => {
     const { client, ui, controller } = setUp();
-    client.handlers.set('agent/setThinking', async (params) => ({ pane: params.pane, effort: params.effort }));
+    client.handlers.set('agent/setEffort', async (params) => ({ pane: params.pane, effort: params.effort }));
     client.handlers.set('agent/setFastMode', async (params) => ({ pane: params.pane, enabled: params.enabled }));
     assert.deepEqual(controller.efforts(), ['low', 'medium', 'high']);
     ui.picks.push('high');
-    assert.equal(await controller.setThinking(), 'high');
+    assert.equal(await controller.setEffort(), 'high');
     assert.equal(controller.pane('main')!.effort, 'high');
     assert.equal(await controller.toggleFastMode(), true);
     assert.equal(await controller.toggleFastMode(), false);
     ui.picks.push(undefined as unknown as string);
-    assert.equal(await controller.setThinking(), undefined, 'dismissing the pick changes nothing');
-    assert.equal(client.requests.filter((r) => r.method === 'agent/setThinking').length, 1);
+    assert.equal(await controller.setEffort(), undefined, 'dismissing the pick changes nothing');
+    assert.equal(client.requests.filter((r) => r.method === 'agent/setEffort').length, 1);
   });
 
-  test('Fork opens a pane beside main with its settings; a second Fork offers Close Fork', async () => {
+  test('Fork opens a pane beside main with its settings; a second Fork offers Close Pane', async () => {
     const { client, ui, controller } = setUp();
     const reveals: unknown[] = [];
     controller.onDidRequestReveal((request) => reveals.push(request));
@@ -199,14 +199,14 @@ describe('AgentController commands', () => {
     assert.equal(controller.pane('fork-1')!.effort, 'low');
     assert.equal(controller.activePane, 'fork-1');
     assert.deepEqual(reveals, [{ pane: 'fork-1', beside: true }]);
-    ui.answer = 'Close Fork';
+    ui.answer = 'Close Pane';
     assert.equal(await controller.fork(), undefined);
     assert.match(ui.infos.at(-1)!, /fork-1 is already open/);
     assert.deepEqual(client.requests.at(-1), { method: 'agent/closePane', params: { pane: 'fork-1' }, token: undefined });
     assert.deepEqual(controller.paneNames(), ['main']);
     assert.equal(controller.activePane, 'main');
     ui.answer = undefined;
-    assert.equal(await controller.closeFork(), undefined);
+    assert.equal(await controller.closePane(), undefined);
     assert.match(ui.infos.at(-1)!, /No fork is open/);
   });
 
@@ -285,7 +285,7 @@ describe('AgentController commands', () => {
     assert.equal(describeError({ code: -32001, message: 'x' }), 'That pane is no longer available.');
     assert.equal(describeError({ code: -32002, message: 'x' }), 'A fork is already open: close it before forking again.');
     assert.equal(describeError({ code: -32602, message: 'prompt: must not be empty' }), 'The server refused the request: prompt: must not be empty');
-    assert.equal(describeError({ code: -32096, message: 'x' }), 'The agent server is not running.');
+    assert.equal(describeError({ code: -32096, message: 'x' }), 'The agent server is not running: run AgentLS: Restart Server.');
     assert.equal(describeError(new Error('boom')), 'boom');
     assert.equal(shorten('a\n  b'), 'a b');
     assert.equal(shorten('x'.repeat(60)).length, 50);

@@ -6,7 +6,6 @@ import {
   initializationOptions,
   needsRestart,
   readSettings,
-  resolveServerCommand,
   splitCommandLine,
 } from '../../src/settings';
 
@@ -35,14 +34,14 @@ describe('settings', () => {
         baseUrl: 'http://127.0.0.1:9/v1',
         effort: 'turbo',
         fastMode: true,
-        serverCommand: '/opt/agent host/bin/agentls serve',
+        serverCommand: '/opt/my agent/bin/agentls serve',
         pythonPath: '/usr/bin/python3',
       }),
     );
     assert.equal(settings.model, 'gpt-test');
     assert.equal(settings.effort, 'medium');
     assert.equal(settings.fastMode, true);
-    assert.deepEqual(settings.serverCommand, ['/opt/agent', 'host/bin/agentls', 'serve']);
+    assert.deepEqual(settings.serverCommand, ['/opt/my', 'agent/bin/agentls', 'serve']);
     assert.deepEqual(readSettings(reader({ serverCommand: ['/a b/agentls', 'serve', ''] })).serverCommand, [
       '/a b/agentls',
       'serve',
@@ -84,57 +83,5 @@ describe('settings', () => {
     ]);
     assert.deepEqual(splitCommandLine('a\\ b "c\\"d" \'\''), ['a b', 'c"d', '']);
     assert.deepEqual(splitCommandLine(''), []);
-  });
-
-  describe('server command', () => {
-    const probes = (python: string | undefined, has: boolean) => ({
-      checked: [] as string[],
-      async pythonExtensionInterpreter() {
-        return python;
-      },
-      async hasAgentls(this: { checked: string[] }, candidate: string) {
-        this.checked.push(candidate);
-        return has;
-      },
-    });
-
-    test('agentls.serverCommand wins', async () => {
-      const command = await resolveServerCommand({ ...defaults, serverCommand: ['/x/agentls', 'serve'], pythonPath: '/p' }, probes('/py', true));
-      assert.deepEqual(command, { command: '/x/agentls', args: ['serve'], source: 'agentls.serverCommand' });
-    });
-
-    test('then agentls.pythonPath', async () => {
-      const command = await resolveServerCommand({ ...defaults, pythonPath: '/venv/bin/python' }, probes('/py', true));
-      assert.deepEqual(command, {
-        command: '/venv/bin/python',
-        args: ['-m', 'agentls', 'serve'],
-        source: 'agentls.pythonPath',
-      });
-    });
-
-    test('then the Python extension interpreter, if it has agentls', async () => {
-      const withIt = probes('/env/bin/python', true);
-      assert.deepEqual(await resolveServerCommand(defaults, withIt), {
-        command: '/env/bin/python',
-        args: ['-m', 'agentls', 'serve'],
-        source: 'Python extension',
-      });
-      assert.deepEqual(withIt.checked, ['/env/bin/python']);
-      const without = await resolveServerCommand(defaults, probes('/env/bin/python', false));
-      assert.equal(without.source, 'PATH');
-    });
-
-    test('else agentls on PATH', async () => {
-      assert.deepEqual(await resolveServerCommand(defaults, probes(undefined, true)), {
-        command: 'agentls',
-        args: ['serve'],
-        source: 'PATH',
-      });
-      const failing = {
-        pythonExtensionInterpreter: () => Promise.reject(new Error('no API')),
-        hasAgentls: () => Promise.resolve(true),
-      };
-      assert.equal((await resolveServerCommand(defaults, failing)).source, 'PATH');
-    });
   });
 });
