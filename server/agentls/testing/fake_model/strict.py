@@ -182,8 +182,9 @@ def check_request(
 ) -> Refusal | None:
     """The refusal the real API would answer ``body`` with, or None.
 
-    In the real API's order as far as it shows: the request's shape first, then
-    the items it refers to, then its size.
+    One refusal at a time, checked in this order (the real API's own order is
+    not documented): the request's parameters, the stored items it refers to,
+    its tool calls, its size.
     """
     refusal = None
     if strict:
