@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import httpx2
@@ -22,7 +21,7 @@ from agentls.testing.fake_model import (
     run_in_thread,
 )
 
-TIMEOUT = 10.0  # upper bound for every wait in this file
+from .support import TIMEOUT, serving_cli
 
 TEXT_EVENTS = [
     "response.created",
@@ -36,26 +35,6 @@ TEXT_EVENTS = [
     "response.output_item.done",
     "response.completed",
 ]
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeModel]:
-    async with FakeModel() as model:
-        yield model
-        assert model.errors == []
-
-
-@pytest.fixture
-async def client(fake: FakeModel) -> AsyncIterator[openai.AsyncOpenAI]:
-    # Strict validation: every event must match the SDK's pydantic models exactly.
-    async with openai.AsyncOpenAI(
-        api_key="test",
-        base_url=fake.base_url,
-        max_retries=0,
-        timeout=httpx2.Timeout(TIMEOUT),
-        _strict_response_validation=True,
-    ) as sdk:
-        yield sdk
 
 
 async def create_stream(
@@ -747,40 +726,14 @@ def test_run_in_thread_with_the_sync_client() -> None:
 async def test_standalone_server(tmp_path: Path) -> None:
     script = tmp_path / "replies.json"
     script.write_text(json.dumps([{"text": "hi from the cli"}, {"http_error": 429}]))
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "agentls.testing.fake_model",
-        "--port",
-        "0",
-        "--script",
-        str(script),
-        stdout=asyncio.subprocess.PIPE,
-    )
-    try:
-        assert proc.stdout is not None
-        async with asyncio.timeout(TIMEOUT):
-            line = (await proc.stdout.readline()).decode().strip()
-        assert line.startswith("listening http://127.0.0.1:")
-        base_url = line.removeprefix("listening ")
+    async with serving_cli("--script", str(script)) as base_url:
         assert base_url.endswith("/v1")
-
         async with openai.AsyncOpenAI(api_key="test", base_url=base_url, max_retries=0) as sdk:
             events = await stream_events(sdk)
             assert events[-1].type == "response.completed"
             assert events[-1].response.output_text == "hi from the cli"
             with pytest.raises(openai.RateLimitError):
                 await create_stream(sdk)
-    finally:
-        if proc.returncode is None:
-            proc.terminate()
-        try:
-            async with asyncio.timeout(TIMEOUT):
-                await proc.wait()
-        except TimeoutError:
-            proc.kill()
-            await proc.wait()
-    assert proc.returncode == 0
 
 
 async def test_client_leaving_a_fast_stream_is_recorded(
