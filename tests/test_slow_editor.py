@@ -88,6 +88,10 @@ class SlowEditor(RawServer):
             if m.get("method") == "agent/event" and m["params"]["pane"] == pane
         ]
 
+    def text(self, pane: str, kind: str) -> str:
+        """The text of the pane's events of this kind, joined."""
+        return "".join(e["text"] for e in self.events(pane) if e["kind"] == kind)
+
     def index(self, predicate: Callable[[dict[str, Any]], bool]) -> int:
         return next(i for i, m in enumerate(self.messages) if predicate(m))
 
@@ -132,7 +136,7 @@ def slow_editor(
         editor.request("agent/submit", {"pane": "fork-1", "prompt": "sleep"}, msg_id=100)
 
         def output() -> str:
-            return "".join(e["text"] for e in editor.events("fork-1") if e["kind"] == "tool.output")
+            return editor.text("fork-1", "tool.output")
 
         editor.wait_until(lambda: "pid=" in output(), "pid from the command")
         pids.extend(pids_in(output()))
@@ -183,7 +187,7 @@ def test_a_cancel_kills_the_command_while_the_editor_is_not_reading(
 
         assert_contiguous(editor, "main")
         assert_contiguous(editor, "fork-1")
-        text = "".join(e["text"] for e in editor.events("main") if e["kind"] == "message.delta")
+        text = editor.text("main", "message.delta")
         assert text == FLOOD  # no delta lost, none out of place
         # Answers come after the turns they are about.
         assert editor.index(turn_finished("fork-1")) < editor.index(response_to(100))
@@ -216,7 +220,7 @@ def test_exit_while_the_editor_is_not_reading_still_sends_everything(
             assert response["result"]["status"] in ("completed", "cancelled")
             assert editor.index(turn_finished(pane)) < editor.index(response_to(msg_id))
             assert_contiguous(editor, pane)
-        text = "".join(e["text"] for e in editor.events("main") if e["kind"] == "message.delta")
+        text = editor.text("main", "message.delta")
         assert FLOOD.startswith(text)
         # shutdown is answered once every turn has stopped and been reported.
         assert editor.index(response_to(200)) < editor.index(response_to(400))
@@ -243,7 +247,7 @@ def test_an_editor_that_never_reads_again_is_given_up_in_order(
         assert all("ended inside a body" in v for v in editor.got.violations)
         assert_contiguous(editor, "main")
         assert_contiguous(editor, "fork-1")
-        text = "".join(e["text"] for e in editor.events("main") if e["kind"] == "message.delta")
+        text = editor.text("main", "message.delta")
         assert FLOOD.startswith(text)
 
 

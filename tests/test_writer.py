@@ -25,6 +25,7 @@ from agentls.server.writer import (
     DEFAULT_LIMIT,
     CoalescingWriter,
     Lost,
+    OnLost,
     StreamWriterAdapter,
     ThreadedWriter,
     WebSocketAdapter,
@@ -50,15 +51,15 @@ def pipe(size: int | None = None) -> Iterator[tuple[int, int]]:
                 os.close(fd)
 
 
-def threaded(fd: int, limit: int = DEFAULT_LIMIT) -> tuple[ThreadedWriter, Losses]:
+def recorder() -> tuple[Losses, OnLost]:
+    """Where a writer reports the loss of its connection, and the list it goes to."""
     losses: Losses = []
-    writer = ThreadedWriter(
-        fd,
-        asyncio.get_running_loop(),
-        limit=limit,
-        on_lost=lambda kind, detail: losses.append((kind, detail)),
-    )
-    return writer, losses
+    return losses, lambda kind, detail: losses.append((kind, detail))
+
+
+def threaded(fd: int, limit: int = DEFAULT_LIMIT) -> tuple[ThreadedWriter, Losses]:
+    losses, on_lost = recorder()
+    return ThreadedWriter(fd, asyncio.get_running_loop(), limit=limit, on_lost=on_lost), losses
 
 
 def read_exactly(fd: int, size: int, chunk: int = 1 << 16) -> bytes:
@@ -324,14 +325,9 @@ async def tcp_pair() -> AsyncIterator[tuple[asyncio.StreamWriter, socket.socket]
 def stream(
     writer: asyncio.StreamWriter, limit: int = DEFAULT_LIMIT
 ) -> tuple[CoalescingWriter, Losses]:
-    losses: Losses = []
-    adapter = StreamWriterAdapter(
-        writer,
-        asyncio.get_running_loop(),
-        limit=limit,
-        on_lost=lambda kind, detail: losses.append((kind, detail)),
-    )
-    return adapter, losses
+    losses, on_lost = recorder()
+    loop = asyncio.get_running_loop()
+    return StreamWriterAdapter(writer, loop, limit=limit, on_lost=on_lost), losses
 
 
 def receive_all(peer: socket.socket) -> bytes:
@@ -409,13 +405,9 @@ async def websocket_pair(
             ours.transport.get_extra_info("socket").setsockopt(
                 socket.SOL_SOCKET, socket.SO_SNDBUF, 4096
             )
-            losses: Losses = []
-            adapter = WebSocketAdapter(
-                ours,
-                asyncio.get_running_loop(),
-                limit=256 * 1024,
-                on_lost=lambda kind, detail: losses.append((kind, detail)),
-            )
+            losses, on_lost = recorder()
+            loop = asyncio.get_running_loop()
+            adapter = WebSocketAdapter(ours, loop, limit=256 * 1024, on_lost=on_lost)
             yield adapter, losses, client
             ours.transport.abort()
 
