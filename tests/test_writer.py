@@ -57,9 +57,10 @@ def recorder() -> tuple[Losses, OnLost]:
     return losses, lambda kind, detail: losses.append((kind, detail))
 
 
-def threaded(fd: int, limit: int = DEFAULT_LIMIT) -> tuple[ThreadedWriter, Losses]:
+def threaded(fd: int, limit: int = DEFAULT_LIMIT, **pacing: Any) -> tuple[ThreadedWriter, Losses]:
     losses, on_lost = recorder()
-    return ThreadedWriter(fd, asyncio.get_running_loop(), limit=limit, on_lost=on_lost), losses
+    loop = asyncio.get_running_loop()
+    return ThreadedWriter(fd, loop, limit=limit, on_lost=on_lost, **pacing), losses
 
 
 def read_exactly(fd: int, size: int, chunk: int = 1 << 16) -> bytes:
@@ -205,6 +206,35 @@ async def test_a_full_pipe_never_blocks_the_loop(caplog: pytest.LogCaptureFixtur
         # Let the thread finish before the pipe closes (its number could be reused).
         data = await asyncio.to_thread(drain, read_end, writer)
         assert data == b"x" * (1 << 20)
+
+
+async def test_an_editor_behind_paces_the_loop_to_its_reading() -> None:
+    # Long pace: each iteration waits until the editor is back under the mark.
+    high, batch = 64 * 1024, 32 * 1024
+    data = os.urandom(200 * batch)
+    with pipe(SMALL_PIPE) as (read_end, write_end):
+        writer, losses = threaded(write_end, high=high, pace=WAIT)
+        reading = asyncio.ensure_future(asyncio.to_thread(read_exactly, read_end, len(data), 1024))
+        most = 0
+        for start in range(0, len(data), batch):
+            writer.write(data[start : start + batch])
+            await asyncio.sleep(0)  # the batch is handed over (and paced)
+            most = max(most, writer.unsent())
+        assert await reading == data
+        assert await writer.aclose() and not losses
+        assert most <= high + batch  # memory stays near the mark
+
+
+async def test_an_editor_that_stopped_reading_slows_the_paced_loop_but_never_stops_it() -> None:
+    with pipe(SMALL_PIPE) as (read_end, write_end):
+        writer, losses = threaded(write_end, high=64 * 1024, pace=0.001)
+        for i in range(64):  # 2 MiB, nobody reading: each iteration waits 1 ms at most
+            writer.write(b"%031d\n" % i * 1024)
+            await asyncio.sleep(0)
+        assert writer.unsent() > 2 * 1024 * 1024 - 2 * SMALL_PIPE and not losses
+        data = await asyncio.to_thread(drain, read_end, writer)
+        assert data == b"".join(b"%031d\n" % i * 1024 for i in range(64))
+        assert await writer.aclose()
 
 
 async def test_past_the_bound_the_editor_is_taken_for_gone(

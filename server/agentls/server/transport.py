@@ -5,8 +5,8 @@ of input, ``exit`` and SIGTERM all lead to the same orderly stop (every turn
 cancelled, every request answered, every process dead) and a clean exit code,
 and so that reading stdin happens on a daemon thread that can never keep the
 process alive after ``exit`` (pygls reads it in its thread pool, which the
-interpreter joins at exit). Writing never blocks the event loop either, and an
-editor that stops reading for good is given up on in order: see ``writer``.
+interpreter joins at exit). Writing happens off the event loop, and an editor
+that stops reading for good is given up on in order: see ``writer``.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Writing to the editor without ever blocking the event loop.
+"""Writing to the editor without the event loop waiting on it.
 
 An editor that stops reading (a modal dialog is enough) fills the pipe
 between us; a blocking ``write`` on the event loop would then stall every
@@ -16,19 +16,32 @@ pane, their timeouts, cancels and process kills. So the loop only queues:
   its keepalive ping waits behind the data, so it never notices a client that
   stopped reading): ``WebSocketAdapter`` sends from one task, in order.
 
-The rule when the editor stops reading: we wait, however long, as long as
-the output it has not taken stays under a generous bound (``DEFAULT_LIMIT``,
-``AGENTLS_UNSENT_LIMIT``). Holding messages back instead (back-pressure)
-would stall the turns for an editor that may never read again; dropping some
-would leave holes in an ordered stream (``seq``) the editor cannot repair.
-Past the bound the editor is taken for gone, as if its input had closed: the
-transport logs it and stops the session in order (every turn cancelled, every
-process killed), what is sent from then on is dropped and counted in the log,
-and the process exits without waiting for the editor to read. The editor then
-has the stream in order up to where it stopped reading, then the end of the
-output — a crash it reports, never a silent gap. The bound is checked against
-what *earlier* batches left unsent, so no message, however large, trips it on
-an editor that does read.
+What the editor has not taken yet decides what happens:
+
+* Up to ``DEFAULT_HIGH`` (4 MiB): nothing waits. A modal dialog over a
+  streaming turn stays far below it for minutes.
+* Beyond it, on stdio, the loop is *paced*: after handing a batch over it
+  waits until the editor has taken it back under the mark — but never more
+  than ``PACE`` (20 ms) per iteration, and every iteration still runs
+  whatever is ready (cancels, kills, timeouts, input). A reading editor thus
+  slows bulk producers (a command flooding stdout) down to its own pace, as a
+  blocking writer did, and memory stays near the mark; an editor that stopped
+  reading costs the loop at most 20 ms per iteration that sends something —
+  it slows it, never stops it. (Without pacing, a flood faster than the editor
+  reads would reach the bound below in a second or two, while the editor is
+  reading. The asyncio transports of TCP and WebSocket write from the loop
+  itself, so they are not paced: there the bound alone applies.)
+* Beyond ``DEFAULT_LIMIT`` (64 MiB, ``AGENTLS_UNSENT_LIMIT``): the editor is
+  taken for gone, as if its input had closed. The transport logs it and stops
+  the session in order (every turn cancelled, every process killed); what is
+  sent from then on is dropped and counted in the log, and the process exits
+  without waiting for the editor. The editor has the stream in order up to
+  where it stopped reading, then the end of the output — a crash it reports,
+  never a silent gap. Holding every message back instead would stall the
+  turns for an editor that may never read again; dropping some would leave
+  holes in an ordered stream (``seq``) it cannot repair. The bound is checked
+  against what *earlier* batches left unsent, so no message, however large,
+  trips it on an editor that does read.
 """
 
 from __future__ import annotations
@@ -40,6 +53,7 @@ import logging
 import os
 import select
 import threading
+import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Protocol
@@ -51,6 +65,10 @@ log = logging.getLogger(__name__)
 # in memory, less than a long session's history takes.
 DEFAULT_LIMIT = 64 * 1024 * 1024
 LIMIT_VARIABLE = "AGENTLS_UNSENT_LIMIT"
+# Unsent bytes beyond which the loop is paced (at most half the limit).
+DEFAULT_HIGH = 4 * 1024 * 1024
+# The longest the loop waits for the editor in one iteration, when paced.
+PACE = 0.020
 # At exit, how long the editor may take nothing before we stop waiting for it
 # to read what is left: the process must exit even if it never does.
 EXIT_STALL = 5.0
@@ -198,10 +216,15 @@ class ThreadedWriter(CoalescingWriter):
         loop: asyncio.AbstractEventLoop,
         *,
         limit: int = DEFAULT_LIMIT,
+        high: int = DEFAULT_HIGH,
+        pace: float = PACE,
         on_lost: OnLost,
     ) -> None:
         super().__init__(loop, limit, on_lost)
         self._fd = fd
+        self._high = min(high, limit // 2)
+        self._pace = pace
+        # Both ways: the thread waits for batches, a paced loop for progress.
         self._cond = threading.Condition()
         # Guarded by _cond: batches in order, bytes queued or being written,
         # and whether the thread has stopped (nothing more goes out then).
@@ -223,7 +246,15 @@ class ThreadedWriter(CoalescingWriter):
                 return False
             self._queue.append(batch)
             self._unsent += len(batch)
-            self._cond.notify()
+            self._cond.notify_all()
+            if self._unsent > self._high:
+                # Paced: wait for the editor to take some, but not long.
+                deadline = time.monotonic() + self._pace
+                while self._unsent > self._high and not self._finished:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        break
+                    self._cond.wait(left)
         return True
 
     def _write_forever(self) -> None:
@@ -242,6 +273,7 @@ class ThreadedWriter(CoalescingWriter):
         finally:
             with self._cond:
                 self._finished = True
+                self._cond.notify_all()
             self._tell_loop(self._done.set)
 
     def _write_all(self, view: memoryview) -> None:
@@ -256,6 +288,8 @@ class ThreadedWriter(CoalescingWriter):
             self._written += written
             with self._cond:
                 self._unsent -= written
+                if self._unsent <= self._high:
+                    self._cond.notify_all()  # a paced loop may go on
 
     def _tell_loop(self, callback: Callable[..., object], *args: object) -> None:
         try:
