@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import socket
+import struct
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -124,3 +126,31 @@ async def test_a_remote_listener_refuses_initialize_without_the_token(tmp_path: 
             f"tcp://127.0.0.1:{port}", [initialize(tmp_path, token="s3cret-token")]
         )
         assert "result" in accepted
+
+
+async def test_a_connection_dropped_without_a_goodbye_ends_the_server(tmp_path: Path) -> None:
+    """A reset TCP connection and a WebSocket closed without a close frame end
+    the input like any other end of it: the server stops and exits."""
+    from websockets.asyncio.client import connect
+
+    async with listening("--tcp", "127.0.0.1:0") as (process, url):
+        host, port = url.removeprefix("tcp://").rsplit(":", 1)
+        reader, writer = await asyncio.open_connection(host, int(port))
+        body = json.dumps(initialize(tmp_path)).encode()
+        # initialize, then half a message: the server is reading when the reset comes.
+        writer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        writer.write(b"Content-Length: 100\r\n\r\n{")
+        await writer.drain()
+        assert (await asyncio.wait_for(reader.readline(), WAIT)).startswith(b"Content-Length")
+        writer.get_extra_info("socket").setsockopt(
+            socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
+        )
+        writer.transport.abort()  # SO_LINGER 0: a reset, not a FIN
+        assert await asyncio.wait_for(process.wait(), WAIT) == 0
+
+    async with listening("--ws", "127.0.0.1:0") as (process, url):
+        websocket = await connect(url)
+        await websocket.send(json.dumps(initialize(tmp_path)))
+        await asyncio.wait_for(websocket.recv(), WAIT)
+        websocket.transport.abort()
+        assert await asyncio.wait_for(process.wait(), WAIT) == 0

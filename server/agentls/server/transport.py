@@ -5,7 +5,8 @@ of input, ``exit`` and SIGTERM all lead to the same orderly stop (every turn
 cancelled, every request answered, every process dead) and a clean exit code,
 and so that reading stdin happens on a daemon thread that can never keep the
 process alive after ``exit`` (pygls reads it in its thread pool, which the
-interpreter joins at exit).
+interpreter joins at exit). Writing happens off the event loop, and an editor
+that stops reading for good is given up on in order: see ``writer``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,15 @@ from typing import Any, BinaryIO
 
 from agentls.server.app import AgentServer
 from agentls.server.framing import read_messages
+from agentls.server.writer import (
+    CoalescingWriter,
+    Lost,
+    OnLost,
+    StreamWriterAdapter,
+    ThreadedWriter,
+    WebSocketAdapter,
+    limit_from_environment,
+)
 
 log = logging.getLogger(__name__)
 
@@ -81,43 +91,30 @@ class ThreadedReader:
         return data
 
 
-class CoalescingWriter:
-    """Writes to a blocking file descriptor, one ``write`` per loop iteration.
+def _on_lost(server: AgentServer) -> OnLost:
+    def lost(kind: Lost, detail: str) -> None:
+        if kind is Lost.OVERFLOW:
+            log.error("%s; stopping the connection", detail)
+            server.request_exit(1)
+        else:  # the editor closed its end: like the end of its input
+            log.info("output closed: %s", detail)
+            server.request_exit(0)
 
-    Everything the server sends within one turn of the event loop (a result,
-    the progress and events around it) goes out in one system call, not one
-    write-and-flush each.
-    """
-
-    def __init__(self, fd: int, loop: asyncio.AbstractEventLoop) -> None:
-        self._fd = fd
-        self._loop = loop
-        self._pending: list[bytes] = []
-        self._scheduled = False
-
-    def write(self, data: bytes) -> None:
-        self._pending.append(data)
-        if not self._scheduled:
-            self._scheduled = True
-            self._loop.call_soon(self.flush)
-
-    def flush(self) -> None:
-        self._scheduled = False
-        if not self._pending:
-            return
-        view = memoryview(b"".join(self._pending))
-        self._pending.clear()
-        while view:
-            written = os.write(self._fd, view)
-            view = view[written:]
-
-    def close(self) -> None:
-        self.flush()
+    return lost
 
 
-async def _serve(server: AgentServer, read: Any) -> int:
-    """Run the message loop until input ends, ``exit`` arrives or a signal
-    says stop; then stop the connection in order."""
+def _limit() -> int | None:
+    try:
+        return limit_from_environment()
+    except ValueError as exc:
+        print(f"agentls: {exc}", file=sys.stderr)
+        return None
+
+
+async def _serve(server: AgentServer, read: Any, writer: CoalescingWriter | None) -> int:
+    """Run the message loop until input ends, ``exit`` arrives, a signal says
+    stop or the editor is lost; then stop the connection in order and send what
+    is queued (as long as the editor reads it)."""
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         try:
@@ -126,18 +123,48 @@ async def _serve(server: AgentServer, read: Any) -> int:
             pass
 
     async def reader() -> None:
-        await read()
+        try:
+            await read()
+        except ConnectionError as exc:  # a reset TCP connection: the input ended all the same
+            log.info("input failed: %s", exc)
         log.info("input closed")
         server.request_exit(0)
 
     reading = asyncio.ensure_future(reader())
     await server.exit_requested.wait()
     await server.stop_connection()
+    await _answered(server)
     reading.cancel()
-    writer = server.protocol.writer
-    if isinstance(writer, CoalescingWriter):
-        writer.flush()  # whatever the last loop iteration queued
+    if writer is not None:
+        await writer.aclose()
     return server.exit_code
+
+
+async def _answered(server: AgentServer, timeout: float = 10.0) -> None:
+    """Let the request handlers still running finish and answer before the
+    writer closes: ``shutdown``'s, typically, with an ``exit`` right behind it
+    (it stops the connection too, and answers a moment after us).
+
+    pygls keeps each handler's task in ``_request_futures`` and answers in a
+    callback of it (for its built-in generator handlers, a callback of the
+    sub-handler's task that resumes the generator): so let scheduled
+    callbacks run, and wait for the tasks still running, until there are none.
+    Its requests to the editor are plain futures there, never waited for.
+    """
+    current = asyncio.current_task()
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        await asyncio.sleep(0)  # callbacks already scheduled run first
+        handlers: list[object] = list(server.protocol._request_futures.values())
+        running = [
+            task
+            for task in handlers
+            if isinstance(task, asyncio.Task) and task is not current and not task.done()
+        ]
+        left = deadline - asyncio.get_running_loop().time()
+        if not running or left <= 0:
+            return
+        await asyncio.wait(running, timeout=left)
 
 
 def serve_stdio(
@@ -145,20 +172,27 @@ def serve_stdio(
 ) -> int:
     out = stdout or sys.stdout.buffer
     inp = stdin or sys.stdin.buffer
+    limit = _limit()
+    if limit is None:
+        return 2
     # From here on stdout is the protocol's alone: a stray print goes to stderr.
     sys.stdout = sys.stderr
 
     async def main() -> int:
         loop = asyncio.get_running_loop()
-        server.protocol.set_writer(CoalescingWriter(out.fileno(), loop))
+        writer = ThreadedWriter(out.fileno(), loop, limit=limit, on_lost=_on_lost(server))
+        server.protocol.set_writer(writer)
         reader = ThreadedReader(inp.fileno(), loop)
-        return await _serve(server, lambda: read_messages(reader, server.intake))
+        return await _serve(server, lambda: read_messages(reader, server.intake), writer)
 
     return asyncio.run(main())
 
 
 def serve_tcp(server: AgentServer, host: str, port: int) -> int:
     """Serve one client on TCP (like pygls: the process ends with the connection)."""
+    limit = _limit()
+    if limit is None:
+        return 2
 
     async def main() -> int:
         connected: asyncio.Queue[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = (
@@ -174,18 +208,24 @@ def serve_tcp(server: AgentServer, host: str, port: int) -> int:
         async with listener:
             reader, writer = await connected.get()
             listener.close()
-            server.protocol.set_writer(writer)
-            return await _serve(server, lambda: read_messages(reader, server.intake))
+            adapter = StreamWriterAdapter(
+                writer, asyncio.get_running_loop(), limit=limit, on_lost=_on_lost(server)
+            )
+            server.protocol.set_writer(adapter)
+            return await _serve(server, lambda: read_messages(reader, server.intake), adapter)
 
     return asyncio.run(main())
 
 
 def serve_ws(server: AgentServer, host: str, port: int) -> int:
     try:
-        from pygls.io_ import WebSocketWriter
         from websockets.asyncio.server import ServerConnection, serve
+        from websockets.exceptions import ConnectionClosed
     except ImportError:
         print("WebSocket support needs the 'websockets' package", file=sys.stderr)
+        return 2
+    limit = _limit()
+    if limit is None:
         return 2
 
     async def main() -> int:
@@ -204,15 +244,21 @@ def serve_ws(server: AgentServer, host: str, port: int) -> int:
                 flush=True,
             )
             websocket = await connected.get()
-            server.protocol.set_writer(WebSocketWriter(websocket), include_headers=False)
+            writer = WebSocketAdapter(
+                websocket, asyncio.get_running_loop(), limit=limit, on_lost=_on_lost(server)
+            )
+            server.protocol.set_writer(writer, include_headers=False)
 
             async def read() -> None:
                 # One JSON-RPC message per WebSocket message: no framing to lose.
-                async for message in websocket:
-                    server.intake(message)
+                try:
+                    async for message in websocket:
+                        server.intake(message)
+                except ConnectionClosed:  # closed without a close frame: input ended all the same
+                    pass
 
             try:
-                return await _serve(server, read)
+                return await _serve(server, read, writer)
             finally:
                 finished.set()
 
