@@ -72,7 +72,7 @@ class AgentlsServer:
         home: Path | None = None,
         initialize: bool = True,
     ) -> AgentlsServer:
-        client = await LspClient.start(
+        client = await LspClient.spawn(
             command or SERVE, env=environment(home), cwd=str(workspace), stderr=stderr
         )
         session = cls(client)

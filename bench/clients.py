@@ -33,17 +33,10 @@ class LspClient(RpcClient):
         self.t_spawn_ns = 0
 
     @classmethod
-    async def start(
-        cls,
-        command: Sequence[str],
-        *,
-        env: dict[str, str] | None = None,
-        cwd: str | None = None,
-        stderr: Any = None,
-    ) -> Self:
-        """Spawn the server and start reading; stamps the spawn time."""
+    async def spawn(cls, command: Sequence[str], **options: Any) -> Self:
+        """The exec client's spawn, with the spawn time stamped."""
         t_spawn = time.perf_counter_ns()
-        client = await cls.spawn(command, env=env, cwd=cwd, stderr=stderr)
+        client = await super().spawn(command, **options)
         client.t_spawn_ns = t_spawn
         return client
 

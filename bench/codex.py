@@ -203,7 +203,7 @@ class CodexSession:
     async def start(
         cls, path: Path, base_url: str, home: Home, workspace: Path, stderr: Any
     ) -> CodexSession:
-        client = await JsonlClient.start(
+        client = await JsonlClient.spawn(
             command(path, base_url),
             env=environment(home),
             cwd=str(workspace),
