@@ -27,6 +27,7 @@ from agentls.tools.base import (
     shorten,
 )
 from agentls.tools.cgroups import CommandCgroup
+from agentls.tools.output import OutputCapture
 from agentls.tools.workspace import Workspace
 
 _JOIN_CGROUP = 'echo $$ > "$1" 2>/dev/null; exec bash -lc "$2"'
@@ -36,39 +37,6 @@ _JOIN_CGROUP = 'echo $$ > "$1" 2>/dev/null; exec bash -lc "$2"'
 _DRAIN_AFTER_EXIT = 0.25
 # How long to wait for a killed shell's exit status before killing it directly.
 _REAP_PATIENCE = 5.0
-
-
-class OutputCapture:
-    """Keeps the first ``head`` and the last ``tail`` bytes of a stream."""
-
-    __slots__ = ("_head", "_head_limit", "_tail", "_tail_limit", "total")
-
-    def __init__(self, head: int, tail: int) -> None:
-        self._head = bytearray()
-        self._tail = bytearray()
-        self._head_limit = head
-        self._tail_limit = tail
-        self.total = 0
-
-    def feed(self, data: bytes) -> None:
-        self.total += len(data)
-        room = self._head_limit - len(self._head)
-        if room > 0:
-            self._head += data[:room]
-            data = data[room:]
-        if data:
-            self._tail += data
-            excess = len(self._tail) - self._tail_limit
-            if excess > 0:
-                del self._tail[:excess]
-
-    def text(self) -> str:
-        omitted = self.total - len(self._head) - len(self._tail)
-        head = self._head.decode("utf-8", errors="replace")
-        tail = self._tail.decode("utf-8", errors="replace")
-        if omitted <= 0:
-            return head + tail
-        return f"{head}\n[… {omitted} bytes of output omitted …]\n{tail}"
 
 
 class ExecCommand(FunctionTool):
