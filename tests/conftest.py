@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -46,3 +47,15 @@ async def client(
     yield
     if not lsp_client.stopped:
         await lsp_client.shutdown_session()
+
+
+@pytest.fixture
+def outside() -> Iterator[Path]:
+    """A folder outside the workspace that commands must not be able to
+    write. Not under /tmp: inside the sandbox /tmp is the pane's own."""
+    base = Path("/var/tmp") if Path("/var/tmp").is_dir() else Path.home()
+    folder = Path(tempfile.mkdtemp(prefix="agentls-outside-", dir=base))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 import httpx2
 
 from agentls.agent.agent import Agent
@@ -162,3 +163,22 @@ def kill_quietly(pids: list[int]) -> None:
             os.kill(pid, 9)
         except OSError:
             pass
+
+
+def _sandbox_works() -> bool:
+    import subprocess
+
+    from agentls.tools.sandbox import bwrap_binary
+
+    binary = bwrap_binary()
+    if binary is None:
+        return False
+    probe = [binary, "--ro-bind", "/", "/", "--unshare-pid", "--unshare-net", "true"]
+    return subprocess.run(probe, capture_output=True, check=False).returncode == 0
+
+
+SANDBOX = _sandbox_works()
+if not SANDBOX and os.environ.get("AGENTLS_REQUIRE_SANDBOX") == "1":
+    # `make test` installs bubblewrap: there, a sandbox test is never skipped.
+    raise RuntimeError("AGENTLS_REQUIRE_SANDBOX=1 but bubblewrap cannot run here")
+requires_sandbox = pytest.mark.skipif(not SANDBOX, reason="bubblewrap cannot run here")

@@ -1,5 +1,6 @@
-"""The approval policy: the editor is asked before commands and patches, and
-its answer — or the turn's cancellation — decides."""
+"""The approval policy: the sandbox decides what runs without asking; the
+editor is asked for the rest, and its answer — or the turn's cancellation —
+decides. "Allow for this session" allows exactly what was asked."""
 
 from __future__ import annotations
 
@@ -12,11 +13,10 @@ import pytest
 import pytest_lsp
 from lsprotocol import types as lsp
 
-from agentls.agent.approval import read_only
 from agentls.testing.fake_model import FakeModelThread, Reply
 
 from .lsp_support import AgentClient, initialize, server_config
-from .support import WAIT
+from .support import WAIT, requires_sandbox
 
 
 @pytest.fixture
@@ -29,6 +29,12 @@ def answers() -> list[Any]:
 @pytest.fixture
 def asked() -> list[Any]:
     return []
+
+
+@pytest.fixture
+def options() -> dict[str, Any]:
+    """initializationOptions of the ``native`` client (the policy, the sandbox)."""
+    return {"approval": "always"}
 
 
 def _answering(client: AgentClient, answers: list[Any], asked: list[Any]) -> None:
@@ -57,15 +63,16 @@ async def native(
     workspace: Path,
     answers: list[Any],
     asked: list[Any],
+    options: dict[str, Any],
 ) -> AsyncIterator[None]:
-    """A client that speaks agent/requestApproval; policy "always"."""
+    """A client that speaks agent/requestApproval (policy "always" unless told)."""
     _answering(lsp_client, answers, asked)
     await initialize(
         lsp_client,
         workspace,
         fake.base_url,
-        approval="always",
         experimental={"agentls": {"requestApproval": True}},
+        **options,
     )
     yield
     if not lsp_client.stopped:
@@ -80,9 +87,10 @@ async def plain(
     answers: list[Any],
     asked: list[Any],
 ) -> AsyncIterator[None]:
-    """A plain LSP client (no agent/requestApproval); policy "on-request"."""
+    """A plain LSP client (no agent/requestApproval); no sandbox, so the
+    default policy ("on-request") asks before every command and patch."""
     _answering(lsp_client, answers, asked)
-    await initialize(lsp_client, workspace, fake.base_url, approval="on-request")
+    await initialize(lsp_client, workspace, fake.base_url, sandbox="off")
     yield
     if not lsp_client.stopped:
         await lsp_client.shutdown_session()
@@ -109,8 +117,10 @@ async def test_allowed_command_runs(
     assert result["status"] == "completed"
     assert (workspace / "made.txt").exists()
     (question,) = asked
+    assert set(question) == {"pane", "turnId", "callId", "tool", "title", "command"}
     assert question["tool"] == "exec_command" and question["command"] == "touch made.txt"
     assert question["pane"] == "main" and question["callId"] == "c1"
+    assert question["turnId"] == result["turnId"]
     assert question["title"] == "Running `touch made.txt`"
 
 
@@ -128,21 +138,55 @@ async def test_denied_command_is_an_output_the_model_sees(
     assert finished["status"] == "failed"
 
 
-async def test_allow_for_the_session_remembers_the_program(
+async def test_allow_for_the_session_allows_exactly_that_command(
     native: AgentClient, fake: FakeModelThread, answers: list[Any], asked: list[Any]
 ) -> None:
-    answers.extend([{"decision": "allowSession"}, {"decision": "allow"}])
+    answers.extend([{"decision": "allowSession"}, {"decision": "deny"}, {"decision": "deny"}])
     fake.script(
-        Reply.tool_call("exec_command", {"cmd": "echo one"}),
-        Reply.tool_call("exec_command", {"cmd": "echo two"}),
+        Reply.tool_call("exec_command", {"cmd": "cd src && ls"}),
+        Reply.tool_call("exec_command", {"cmd": "cd src && ls"}),  # allowed: not asked
+        Reply.tool_call("exec_command", {"cmd": "cd / && rm -rf ~"}),  # same first word
+        Reply.tool_call("exec_command", {"cmd": "cd src && ls", "workdir": "sub"}),
+        Reply.text("done"),
+    )
+    await native.call("agent/submit", {"prompt": "go"})
+    assert [q["command"] for q in asked] == [
+        "cd src && ls",
+        "cd / && rm -rf ~",
+        "cd sub && cd src && ls",
+    ]
+
+
+async def test_allow_for_the_session_of_a_patch_allows_edits_to_those_files(
+    native: AgentClient,
+    fake: FakeModelThread,
+    workspace: Path,
+    answers: list[Any],
+    asked: list[Any],
+) -> None:
+    (workspace / "a.txt").write_text("one\n")
+    answers.extend([{"decision": "allowSession"}, {"decision": "allow"}])
+
+    def patch(path: str, old: str, new: str) -> Reply:
+        text = f"*** Begin Patch\n*** Update File: {path}\n-{old}\n+{new}\n*** End Patch"
+        return Reply.tool_call("apply_patch", {"patch": text})
+
+    fake.script(
+        patch("a.txt", "one", "two"),
+        patch("./a.txt", "two", "three"),  # the same file: not asked
         Reply.tool_call(
-            "apply_patch", {"patch": "*** Begin Patch\n*** Add File: a.txt\n+a\n*** End Patch"}
+            "apply_patch", {"patch": "*** Begin Patch\n*** Add File: b.txt\n+b\n*** End Patch"}
         ),
         Reply.text("done"),
     )
     await native.call("agent/submit", {"prompt": "go"})
-    assert [q["tool"] for q in asked] == ["exec_command", "apply_patch"]
-    assert asked[1]["paths"] == ["a.txt"] and "Add File: a.txt" in asked[1]["patch"]
+    assert (workspace / "a.txt").read_text() == "three\n"
+    assert (workspace / "b.txt").read_text() == "b\n"
+    assert [q["tool"] for q in asked] == ["apply_patch", "apply_patch"]
+    first, second = asked
+    assert set(first) == {"pane", "turnId", "callId", "tool", "title", "diff"}
+    assert first["diff"] == "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-one\n+two\n"
+    assert second["diff"] == "--- /dev/null\n+++ b/b.txt\n@@ -0,0 +1 @@\n+b\n"
 
 
 async def test_cancelling_the_turn_withdraws_the_question(
@@ -165,24 +209,35 @@ async def test_cancelling_the_turn_withdraws_the_question(
     assert not (workspace / "never.txt").exists()
 
 
-async def test_plain_clients_are_asked_with_show_message_request(
+async def test_without_a_sandbox_every_command_and_patch_asks(
     plain: AgentClient,
     fake: FakeModelThread,
     workspace: Path,
     answers: list[Any],
     asked: list[Any],
 ) -> None:
-    answers.append("Deny")
+    answers.extend(["Allow once", "Deny", "Deny"])
     fake.script(
-        Reply.tool_call("exec_command", {"cmd": "ls -la && git status"}),  # read-only: not asked
+        Reply.tool_call("exec_command", {"cmd": "ls -la"}),  # no word list: it asks too
         Reply.tool_call("exec_command", {"cmd": "rm -rf build"}),
+        Reply.tool_call(
+            "apply_patch", {"patch": "*** Begin Patch\n*** Add File: a.txt\n+a\n*** End Patch"}
+        ),
+        Reply.tool_call("read_file", {"path": "nothing.txt"}),  # read-only: never asks
         Reply.text("ok"),
     )
     await plain.call("agent/submit", {"prompt": "go"})
-    (question,) = asked
-    assert "rm -rf build" in question.message
-    assert [a.title for a in question.actions] == ["Allow once", "Allow for this session", "Deny"]
-    assert "denied" in outputs(fake)[1] and "denied" not in outputs(fake)[0]
+    assert len(asked) == 3
+    assert "ls -la" in asked[0].message and "rm -rf build" in asked[1].message
+    assert "edit a.txt" in asked[2].message
+    assert [a.title for a in asked[1].actions] == [
+        "Allow once",
+        "Allow for this session",
+        "Deny",
+    ]
+    results = outputs(fake)
+    assert "denied" not in results[0] and "denied" in results[1] and "denied" in results[2]
+    assert not (workspace / "a.txt").exists()
 
 
 async def test_policy_is_per_pane(
@@ -199,19 +254,82 @@ async def test_policy_is_per_pane(
         await native.call("agent/setApproval", {"approval": "sometimes"})
 
 
-@pytest.mark.parametrize(
-    ("command", "expected"),
-    [
-        ("ls -la", True),
-        ("git status && git diff HEAD~1", True),
-        ("rg TODO | head -5", True),
-        ("cat a > b", False),
-        ("git commit -m x", False),
-        ("sed -i s/a/b/ f", False),
-        ("find . -delete", False),
-        ("echo $(rm -rf x)", False),
-        ("pytest -q", False),
-    ],
-)
-def test_read_only_commands(command: str, expected: bool) -> None:
-    assert read_only(command) is expected
+# --- with the sandbox -----------------------------------------------------------------
+
+
+@requires_sandbox
+@pytest.mark.parametrize("options", [{}], ids=["defaults"])
+async def test_sandboxed_commands_run_without_asking_escalations_ask(
+    native: AgentClient,
+    fake: FakeModelThread,
+    workspace: Path,
+    answers: list[Any],
+    asked: list[Any],
+    options: dict[str, Any],
+    outside: Path,
+) -> None:
+    outside = outside / "outside.txt"
+    answers.extend([{"decision": "allow"}, {"decision": "deny", "reason": "use the workspace"}])
+    fake.script(
+        Reply.tool_call("exec_command", {"cmd": f"touch in.txt; touch {outside}"}),
+        Reply.tool_call(
+            "exec_command",
+            {"cmd": f"touch {outside}", "escalate": True, "justification": "it must go there"},
+        ),
+        Reply.tool_call("exec_command", {"cmd": f"rm {outside}", "escalate": True}),
+        Reply.text("done"),
+    )
+    await native.call("agent/submit", {"prompt": "go"})
+    assert (workspace / "in.txt").exists()
+    first, escalated, denied = outputs(fake)
+    assert "Read-only file system" in first
+    assert "Exit code: 0" in escalated and outside.exists()
+    assert "use the workspace" in denied
+    assert [q["command"] for q in asked] == [f"touch {outside}", f"rm {outside}"]
+    assert asked[0]["justification"] == "it must go there"
+    assert "justification" not in asked[1]
+
+
+@requires_sandbox
+@pytest.mark.parametrize("options", [{"approval": "never"}], ids=["never"])
+async def test_never_refuses_escalations(
+    native: AgentClient,
+    fake: FakeModelThread,
+    workspace: Path,
+    asked: list[Any],
+    options: dict[str, Any],
+    outside: Path,
+) -> None:
+    outside = outside / "outside.txt"
+    fake.script(
+        Reply.tool_call("exec_command", {"cmd": f"touch {outside}", "escalate": True}),
+        Reply.text("done"),
+    )
+    await native.call("agent/submit", {"prompt": "go"})
+    assert asked == [] and not outside.exists()
+    (output,) = outputs(fake)
+    assert "refused" in output and "'never'" in output
+
+
+@requires_sandbox
+@pytest.mark.parametrize("options", [{"sandbox": "read-only"}], ids=["read-only"])
+async def test_read_only_sandbox_asks_before_patches(
+    native: AgentClient,
+    fake: FakeModelThread,
+    workspace: Path,
+    answers: list[Any],
+    asked: list[Any],
+    options: dict[str, Any],
+) -> None:
+    answers.append({"decision": "deny"})
+    fake.script(
+        Reply.tool_call("exec_command", {"cmd": "touch in.txt"}),
+        Reply.tool_call(
+            "apply_patch", {"patch": "*** Begin Patch\n*** Add File: a.txt\n+a\n*** End Patch"}
+        ),
+        Reply.text("done"),
+    )
+    await native.call("agent/submit", {"prompt": "go"})
+    assert not (workspace / "in.txt").exists() and not (workspace / "a.txt").exists()
+    assert [q["tool"] for q in asked] == ["apply_patch"]
+    assert "Read-only file system" in outputs(fake)[0]

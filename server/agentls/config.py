@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentls.domain import DEFAULT_EFFORT, EFFORTS, Effort
+from agentls.domain import DEFAULT_EFFORT, DEFAULT_SANDBOX, EFFORTS, SANDBOXES, Effort, Sandbox
 
 __all__ = ["DEFAULT_EFFORT", "EFFORTS", "Effort"]
 
@@ -111,6 +111,21 @@ class ToolConfig:
         return env
 
 
+def parse_sandbox(value: object) -> Sandbox:
+    if isinstance(value, str) and value in SANDBOXES:
+        return value
+    raise ConfigError(f"unknown sandbox {value!r}; expected one of {', '.join(SANDBOXES)}")
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxPolicy:
+    """Where commands run (docs/security.md): the sandbox mode the user chose
+    and whether commands in it may use the network."""
+
+    mode: Sandbox = DEFAULT_SANDBOX
+    network: bool = False
+
+
 @dataclass(frozen=True)
 class AgentConfig:
     """Everything an agent needs that does not change during its life."""
@@ -119,3 +134,4 @@ class AgentConfig:
     model: ModelConfig = field(default_factory=ModelConfig)
     tools: ToolConfig = field(default_factory=ToolConfig)
     max_pending_steers: int = 8
+    sandbox: SandboxPolicy = field(default_factory=SandboxPolicy)

@@ -16,6 +16,12 @@ DEFAULT_EFFORT: Effort = "medium"
 # When a tool call asks the user first (docs/configuration.md, "Approval").
 Approval = Literal["never", "on-request", "always"]
 APPROVALS: tuple[Approval, ...] = get_args(Approval)
+DEFAULT_APPROVAL: Approval = "on-request"
+
+# Where commands run (docs/security.md, "Sandbox"): what they may write.
+Sandbox = Literal["workspace-write", "read-only", "off"]
+SANDBOXES: tuple[Sandbox, ...] = get_args(Sandbox)
+DEFAULT_SANDBOX: Sandbox = "workspace-write"
 
 TurnStatus = Literal["completed", "cancelled", "failed"]
 # A tool call's outcome; "cancelled" when its turn was cancelled under it.

@@ -44,3 +44,37 @@ def _blank_words_ending(text: str, tail: str) -> str:
         position = text.find(tail, end)
     out.append(text[done:])
     return "".join(out)
+
+
+def redact_secret(text: str, secret: str | None) -> str:
+    """``text`` with exactly the secret blanked out (tool output: anything
+    merely key-shaped there is the user's own data, not ours to hide)."""
+    return text.replace(secret, "[redacted]") if secret else text
+
+
+class StreamRedactor:
+    """Blanks the secret out of a stream of text that may split it anywhere:
+    the end of each piece that could be the start of the secret is held back
+    until the next piece (or ``flush``) shows what it is."""
+
+    __slots__ = ("_pending", "_secret")
+
+    def __init__(self, secret: str | None) -> None:
+        self._secret = secret or ""
+        self._pending = ""
+
+    def feed(self, text: str) -> str:
+        secret = self._secret
+        if not secret:
+            return text
+        text = (self._pending + text).replace(secret, "[redacted]")
+        for size in range(min(len(secret) - 1, len(text)), 0, -1):
+            if text.endswith(secret[:size]):
+                self._pending = text[-size:]
+                return text[:-size]
+        self._pending = ""
+        return text
+
+    def flush(self) -> str:
+        rest, self._pending = self._pending, ""
+        return rest

@@ -24,7 +24,9 @@ from agentls.agent.approval import (
     Allowances,
     Approver,
     denied_output,
+    escalates,
     needs_approval,
+    refused_escalation,
     request_for,
 )
 from agentls.agent.errors import AgentStopped, InvalidRequest, SteerQueueFull, TurnCancelled
@@ -46,7 +48,7 @@ from agentls.agent.events import (
     UsageUpdated,
 )
 from agentls.agent.history import History
-from agentls.agent.instructions import instructions_for
+from agentls.agent.instructions import instructions_for, sandbox_instructions
 from agentls.agent.interrupt import InterruptHandle
 from agentls.agent.receipt import AbortedToolCall, Receipt
 from agentls.agent.settings import SettingChange, Settings
@@ -56,15 +58,20 @@ from agentls.config import AgentConfig
 from agentls.model.client import ResponsesClient
 from agentls.model.errors import ModelError
 from agentls.model.types import Item, ModelRequest, Usage
+from agentls.redaction import StreamRedactor, redact_secret
 from agentls.text import valid_unicode
-from agentls.tools.base import ToolContext, ToolResult
+from agentls.tools.background import BackgroundProcess
+from agentls.tools.base import StopRequest, Tool, ToolContext, ToolResult
+from agentls.tools.patch_diff import preview_diff
 from agentls.tools.processes import ProcessScope
 from agentls.tools.registry import ToolBox, ToolCall, parse_call
+from agentls.tools.shell import Shell
 from agentls.tools.workspace import Workspace
 
 log = logging.getLogger(__name__)
 
 ABORTED_OUTPUT = "aborted by user"
+STOPPED_OUTPUT = "Cancelled by the user before it finished."
 
 
 def user_message(text: str) -> Item:
@@ -73,6 +80,19 @@ def user_message(text: str) -> Item:
 
 def call_output(call_id: str, output: str) -> Item:
     return {"type": "function_call_output", "call_id": call_id, "output": output}
+
+
+@dataclass(slots=True)
+class _RunningCall:
+    """A tool call in progress, for ``cancel_tool``."""
+
+    turn_id: int
+    stoppable: bool
+    stop: StopRequest = field(default_factory=StopRequest)
+    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    # The tool itself runs (it was not refused or denied first).
+    running: bool = False
+    done: anyio.Event = field(default_factory=anyio.Event)
 
 
 @dataclass(slots=True)
@@ -114,7 +134,12 @@ class Agent:
         self.settings = settings or Settings()
         self.workspace = Workspace(config.workspace)
         self._history = history or History()
-        self._tools = tools or ToolBox.default()
+        tools = tools or ToolBox.default()
+        # Nobody can approve what an auxiliary job does: it gets no tool that
+        # can change anything.
+        self._tools = tools.read_only() if background else tools
+        self.shell = Shell(task_group, self.workspace.root, config.sandbox, config.tools)
+        self._calls: dict[str, _RunningCall] = {}
         self._instructions = instructions_for(self.workspace.root)
         self.interrupt = InterruptHandle()
         self.session_id = uuid.uuid4().hex
@@ -157,6 +182,25 @@ class Agent:
     @property
     def busy(self) -> bool:
         return self._current is not None or bool(self._queue)
+
+    async def cancel_tool(self, call_id: str) -> tuple[bool, int]:
+        """Stop one running tool call (``agent/cancelTool``): its processes are
+        killed, the model gets what it printed so far, marked as cancelled by
+        the user, and the turn goes on. Returns (whether a running call was
+        stopped, how many processes were killed)."""
+        call = self._calls.get(call_id)
+        if call is None or call.done.is_set():
+            return False, 0
+        if call.stoppable and call.running:
+            call.stop.requested.set()
+        else:
+            call.scope.cancel()
+        await call.done.wait()
+        return True, call.stop.killed
+
+    def processes(self) -> list[BackgroundProcess]:
+        """The pane's background processes (running, and recently finished)."""
+        return self.shell.background.entries()
 
     def snapshot(self) -> dict[str, Any]:
         """JSON-serialisable state from which ``Agent.resume`` restores the conversation."""
@@ -257,6 +301,9 @@ class Agent:
                 turn.resolve(error=AgentStopped())
                 if turn.state is not TurnState.FINISHED:
                     turn.end("failed")
+            # The pane's background processes and its sandbox go with it.
+            with anyio.CancelScope(shield=True), anyio.move_on_after(10):
+                await self.shell.close()
             self.events.close()
             self._stopped.set()
 
@@ -353,10 +400,17 @@ class _TurnRun:
         history.commit([user_message(turn.prompt)])
         while True:
             self._apply_steers()
+            sandbox = await agent.shell.state()
+            in_force = sandbox_instructions(
+                sandbox.active,
+                sandbox.writable,
+                agent.config.sandbox.network,
+                agent.settings.approval,
+            )
             request = ModelRequest(
                 input=history.items(),
                 tools=agent._tools.specs,
-                instructions=agent._instructions,
+                instructions=f"{agent._instructions}\n{in_force}\n",
                 effort=agent.settings.effort,
                 fast_mode=agent.settings.fast_mode,
                 background=agent.background,
@@ -406,26 +460,49 @@ class _TurnRun:
             )
         )
 
+        secret = agent.config.model.api_key
+        redactor = StreamRedactor(secret)
+
         def emit_output(text: str) -> None:
-            agent.events.send_text(ToolOutput, turn.id, text, call.call_id)
+            # The key never reaches the editor, whatever a command prints.
+            text = redactor.feed(text)
+            if text:
+                agent.events.send_text(ToolOutput, turn.id, text, call.call_id)
 
         def emit_plan(explanation: str | None, steps: list[dict[str, str]]) -> None:
             plan = [PlanStep(step=s["step"], status=s["status"]) for s in steps]  # type: ignore[arg-type]
             agent._emit(PlanUpdated(turn_id=turn.id, explanation=explanation, plan=plan))
 
+        tool = agent._tools.get(call.name)
+        running = _RunningCall(turn.id, stoppable=bool(tool is not None and tool.stoppable))
+        agent._calls[call.call_id] = running
         context = ToolContext(
             workspace=agent.workspace,
             config=agent.config.tools,
             processes=self.processes,
             emit_output=emit_output,
             emit_plan=emit_plan,
+            shell=agent.shell,
+            stop=running.stop,
+            turn_id=turn.id,
         )
-        denial = await self._approve(call)
-        if denial is not None:
-            result = ToolResult(output=denial, status="failed")
-        else:
-            result = await agent._tools.run(call, context)
-        step.outputs.append(call_output(call.call_id, result.output))
+        result = ToolResult(output=STOPPED_OUTPUT, status="cancelled")
+        try:
+            with running.scope:
+                denial = await self._approve(call, tool)
+                if denial is not None:
+                    result = ToolResult(output=denial, status="failed")
+                else:
+                    running.running = True
+                    result = await agent._tools.run(call, context)
+        finally:
+            agent._calls.pop(call.call_id, None)
+            running.done.set()
+        rest = redactor.flush()
+        if rest:
+            agent.events.send_text(ToolOutput, turn.id, rest, call.call_id)
+        output = redact_secret(result.output, secret)
+        step.outputs.append(call_output(call.call_id, output))
         step.running = None
         agent._emit(
             ToolFinished(
@@ -436,14 +513,32 @@ class _TurnRun:
             )
         )
 
-    async def _approve(self, call: ToolCall) -> str | None:
-        """Ask the user if the policy says so; the output the model sees if denied."""
+    async def _approve(self, call: ToolCall, tool: Tool | None) -> str | None:
+        """Ask the user if the policy says so; the output the model sees if
+        the call may not run."""
         agent = self.agent
-        if not needs_approval(agent.settings.approval, call, agent._allowances):
+        if tool is None or call.problem:
+            return None  # it fails on its own, changing nothing
+        policy = agent.settings.approval
+        sandbox = await agent.shell.state()
+        if policy == "never" and escalates(call) and sandbox.active:
+            return refused_escalation(call)
+        if not needs_approval(
+            policy,
+            call,
+            read_only=tool.read_only,
+            sandboxed=tool.sandboxed(call.arguments, sandbox),
+            allowed=agent._allowances.covers(call, agent.workspace),
+        ):
             return None
         if agent._approver is None:
             return denied_output(call, "approval is required but no one can be asked")
-        request = request_for(self.turn.id, call, agent._tools.title(call, agent.workspace))
+        diff = None
+        if call.name == "apply_patch":
+            patch = str(call.arguments.get("patch", ""))
+            diff = await anyio.to_thread.run_sync(preview_diff, patch, agent.workspace)
+        title = agent._tools.title(call, agent.workspace)
+        request = request_for(self.turn.id, call, title, agent.workspace, diff)
         try:
             answer = await agent._approver(request)
         except Exception as exc:  # the editor went away or answered nonsense: deny, safely
@@ -452,12 +547,14 @@ class _TurnRun:
         if answer.decision == "deny":
             return denied_output(call, answer.reason)
         if answer.decision == "allowSession":
-            agent._allowances.remember(call)
+            agent._allowances.remember(call, agent.workspace)
         return None
 
     async def abandon(self) -> Receipt:
         """After a cancel: kill what is left, answer every open call, commit, report."""
         report = await self.processes.kill()
+        # Background processes the turn started die with it.
+        report += await self.agent.shell.background.stop_turn(self.turn.id)
         killed = self.processes.cancel_report.killed + report.killed
         surviving = self.processes.cancel_report.surviving + report.surviving
         aborted: list[AbortedToolCall] = []

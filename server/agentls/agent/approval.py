@@ -1,78 +1,54 @@
 """Approval policy: when a tool call must be allowed by the user first.
 
-- ``never``: tools run without asking (the default: as the user would in
-  their own workspace).
-- ``on-request``: ask before anything that may change something — every
-  patch, and every command that is not plainly read-only (``ls``, ``cat``,
-  ``rg``, ``git status`` …).
-- ``always``: ask before every command and every patch.
+The sandbox decides what is safe, not a list of harmless-looking words:
 
-Reading files and updating the plan never ask. "Allow for the session"
-remembers the command's program (``pytest``) or, for patches, all patches,
-for the rest of the pane's life. The agent only decides *whether* to ask; who
-is asked (the editor) is the ``Approver`` the agent was given.
+- ``on-request`` (the default): calls the sandbox confines run without
+  asking — commands in the sandbox, patches where it lets commands write the
+  workspace too. Everything else asks: a command the model wants to run
+  outside the sandbox (``escalate``), and with no sandbox (off, or
+  unavailable) every command and every patch; tools from elsewhere that may
+  change something (MCP) always.
+- ``always``: every call that may change anything asks.
+- ``never``: nothing asks; an escalation is refused with an output the model
+  reads (it must manage inside the sandbox).
+
+Read-only tools (reading files, the plan, a background process's output)
+never ask. "Allow for this session" allows exactly that command string (in
+that directory, in or outside the sandbox as asked), or for a patch, edits to
+those files, for the rest of the pane's life — never "anything starting with
+its first word". The agent only decides *whether* to ask; who is asked (the
+editor) is the ``Approver`` the agent was given.
 """
 
 from __future__ import annotations
 
-import re
-import shlex
+import json
+import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from agentls.domain import Approval, Decision
 from agentls.tools.apply_patch import affected_paths
 from agentls.tools.registry import ToolCall
+from agentls.tools.workspace import PathOutsideWorkspace, Workspace
 
-_GUARDED_TOOLS = frozenset({"exec_command", "apply_patch"})
-_READ_ONLY_PROGRAMS = frozenset(
-    {
-        "ls",
-        "cat",
-        "head",
-        "tail",
-        "wc",
-        "rg",
-        "grep",
-        "pwd",
-        "echo",
-        "which",
-        "file",
-        "stat",
-        "tree",
-        "du",
-        "df",
-        "date",
-        "whoami",
-        "uname",
-        "env",
-        "printenv",
-        "true",
-        "diff",
-        "sort",
-        "uniq",
-        "cut",
-        "nl",
-        "basename",
-        "dirname",
-        "realpath",
-    }
-)
-_READ_ONLY_GIT = frozenset(
-    {"status", "diff", "log", "show", "branch", "blame", "rev-parse", "ls-files"}
-)
-_SEPARATORS = re.compile(r"&&|\|\||[|;&\n]")
+# Tools whose calls are shell commands (``cmd``, ``workdir``, ``escalate``).
+COMMAND_TOOLS = frozenset({"exec_command", "start_process"})
 
 
 @dataclass(frozen=True, slots=True)
 class ApprovalRequest:
+    """What the editor is shown (``agent/requestApproval``)."""
+
     turn_id: int
     call_id: str
     tool: str
     title: str
     command: str | None = None
-    workdir: str | None = None
-    patch: str | None = None
+    # A patch as a unified diff of the files it changes.
+    diff: str | None = None
+    justification: str | None = None
+    # The files a patch changes (for editors that list them).
     paths: tuple[str, ...] = ()
 
 
@@ -85,88 +61,126 @@ class ApprovalDecision:
 Approver = Callable[[ApprovalRequest], Awaitable[ApprovalDecision]]
 
 
-def read_only(command: str) -> bool:
-    """True if every part of a shell command line only reads (and writes nowhere)."""
-    if any(token in command for token in (">", "`", "$(")):
+def escalates(call: ToolCall) -> bool:
+    return call.name in COMMAND_TOOLS and call.arguments.get("escalate") is True
+
+
+def needs_approval(
+    policy: Approval,
+    call: ToolCall,
+    *,
+    read_only: bool,
+    sandboxed: bool,
+    allowed: bool,
+) -> bool:
+    """Whether to ask the user before this call.
+
+    ``sandboxed``: the sandbox confines it; ``allowed``: the user allowed
+    exactly this for the session."""
+    if call.problem or read_only or policy == "never" or allowed:
         return False
-    for part in _SEPARATORS.split(command):
-        try:
-            words = shlex.split(part)
-        except ValueError:
-            return False
-        if not words:
-            continue
-        program = words[0].rsplit("/", 1)[-1]
-        if program == "git":
-            if len(words) < 2 or words[1] not in _READ_ONLY_GIT:
-                return False
-        elif program == "find":
-            if any(w in ("-exec", "-execdir", "-delete", "-ok", "-fprint") for w in words):
-                return False
-        elif program == "sed":
-            if any(w.startswith("-i") for w in words[1:]):
-                return False
-        elif program not in _READ_ONLY_PROGRAMS:
-            return False
-    return True
+    if policy == "always":
+        return True
+    return not sandboxed
+
+
+def refused_escalation(call: ToolCall) -> str:
+    return (
+        f"error: {call.name} with escalate is refused: the approval policy is 'never', so "
+        "nothing can run outside the sandbox. Do it inside the sandbox (write only inside "
+        "the workspace or /tmp, without the network), or tell the user what you need."
+    )
+
+
+def _normal_path(raw: str, workspace: Workspace) -> str | None:
+    try:
+        return workspace.relative(workspace.resolve(raw))
+    except (PathOutsideWorkspace, ValueError, OSError, RuntimeError):
+        return None
+
+
+def patch_files(patch: str, workspace: Workspace) -> tuple[str, ...] | None:
+    """The files a patch changes, relative to the workspace (None if one of
+    them is not a file of the workspace)."""
+    files: list[str] = []
+    for raw in affected_paths(patch):
+        normal = _normal_path(raw, workspace)
+        if normal is None:
+            return None
+        files.append(normal)
+    return tuple(files)
+
+
+def _command_key(call: ToolCall, workspace: Workspace) -> tuple[str, ...]:
+    arguments = call.arguments
+    workdir = arguments.get("workdir")
+    where = _normal_path(workdir, workspace) if isinstance(workdir, str) else "."
+    return (
+        call.name,
+        str(arguments.get("cmd", "")),
+        where or f"?{workdir}",
+        "escalate" if escalates(call) else "sandbox",
+    )
 
 
 @dataclass(slots=True)
 class Allowances:
-    """What the user allowed "for the session" in one pane."""
+    """What the user allowed "for the session" in one pane, exactly."""
 
-    programs: set[str] = field(default_factory=set)
-    patches: bool = False
+    commands: set[tuple[str, ...]] = field(default_factory=set)
+    files: set[str] = field(default_factory=set)
+    calls: set[tuple[str, str]] = field(default_factory=set)
 
-    def covers(self, call: ToolCall) -> bool:
+    def covers(self, call: ToolCall, workspace: Workspace) -> bool:
+        if call.name in COMMAND_TOOLS:
+            return _command_key(call, workspace) in self.commands
         if call.name == "apply_patch":
-            return self.patches
-        return _program(call) in self.programs
+            files = patch_files(str(call.arguments.get("patch", "")), workspace)
+            return bool(files) and files is not None and set(files) <= self.files
+        return (call.name, _canonical(call)) in self.calls
 
-    def remember(self, call: ToolCall) -> None:
-        if call.name == "apply_patch":
-            self.patches = True
-        elif program := _program(call):
-            self.programs.add(program)
-
-
-def _program(call: ToolCall) -> str:
-    command = call.arguments.get("cmd")
-    if not isinstance(command, str):
-        return ""
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        words = command.split()
-    return words[0].rsplit("/", 1)[-1] if words else ""
+    def remember(self, call: ToolCall, workspace: Workspace) -> None:
+        if call.name in COMMAND_TOOLS:
+            self.commands.add(_command_key(call, workspace))
+        elif call.name == "apply_patch":
+            self.files.update(patch_files(str(call.arguments.get("patch", "")), workspace) or ())
+        else:
+            self.calls.add((call.name, _canonical(call)))
 
 
-def needs_approval(policy: Approval, call: ToolCall, allowances: Allowances) -> bool:
-    if policy == "never" or call.name not in _GUARDED_TOOLS or call.problem:
-        return False
-    if allowances.covers(call):
-        return False
-    if policy == "on-request" and call.name == "exec_command":
-        command = call.arguments.get("cmd")
-        return not (isinstance(command, str) and read_only(command))
-    return True
+def _canonical(call: ToolCall) -> str:
+    return json.dumps(call.arguments, sort_keys=True, separators=(",", ":"))
 
 
-def request_for(turn_id: int, call: ToolCall, title: str) -> ApprovalRequest:
+def request_for(
+    turn_id: int, call: ToolCall, title: str, workspace: Workspace, diff: str | None = None
+) -> ApprovalRequest:
     arguments = call.arguments
     if call.name == "apply_patch":
         patch = str(arguments.get("patch", ""))
         return ApprovalRequest(
-            turn_id, call.call_id, call.name, title, patch=patch, paths=tuple(affected_paths(patch))
+            turn_id,
+            call.call_id,
+            call.name,
+            title,
+            diff=diff if diff is not None else patch,
+            paths=patch_files(patch, workspace) or tuple(affected_paths(patch)),
         )
-    workdir = arguments.get("workdir")
+    justification = arguments.get("justification")
+    if call.name in COMMAND_TOOLS:
+        command = str(arguments.get("cmd", ""))
+        workdir = arguments.get("workdir")
+        if isinstance(workdir, str) and workdir not in ("", "."):
+            command = f"cd {os.path.normpath(workdir)} && {command}"
+    else:
+        command = f"{call.name} {_canonical(call)}"
     return ApprovalRequest(
         turn_id,
         call.call_id,
         call.name,
         title,
-        command=str(arguments.get("cmd", "")),
-        workdir=workdir if isinstance(workdir, str) else None,
+        command=command,
+        justification=justification if isinstance(justification, str) else None,
     )
 
 

@@ -13,7 +13,14 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from agentls.config import ConfigError, parse_effort
-from agentls.domain import APPROVALS, DEFAULT_EFFORT, Approval, Effort, SettingName
+from agentls.domain import (
+    APPROVALS,
+    DEFAULT_APPROVAL,
+    DEFAULT_EFFORT,
+    Approval,
+    Effort,
+    SettingName,
+)
 
 
 def parse_approval(value: object) -> Approval:
@@ -45,7 +52,7 @@ class SettingChange:
 class Settings:
     effort: Effort = DEFAULT_EFFORT
     fast_mode: bool = False
-    approval: Approval = "never"
+    approval: Approval = DEFAULT_APPROVAL
 
     def change(self, change: SettingChange) -> None:
         """Apply one change; raises ConfigError (and changes nothing) for a bad value."""

@@ -13,7 +13,7 @@ from typing import Any
 
 from agentls.agent.errors import InvalidSnapshot
 from agentls.agent.settings import Settings
-from agentls.domain import APPROVALS, EFFORTS
+from agentls.domain import APPROVALS, DEFAULT_APPROVAL, EFFORTS
 from agentls.model.types import Item
 
 FORMAT = "agentls.snapshot"
@@ -47,7 +47,7 @@ def load(snapshot: object) -> tuple[Settings, list[Item]]:
     fast_mode = snapshot.get("fastMode")
     if not isinstance(fast_mode, bool):
         raise InvalidSnapshot("snapshot fastMode must be true or false")
-    approval = snapshot.get("approval", "never")
+    approval = snapshot.get("approval", DEFAULT_APPROVAL)
     if approval not in APPROVALS:
         raise InvalidSnapshot(f"snapshot approval {approval!r} is not a known policy")
     items = snapshot.get("items")

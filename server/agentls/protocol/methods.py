@@ -24,6 +24,8 @@ SET_FAST_MODE = "agent/setFastMode"
 SET_APPROVAL = "agent/setApproval"
 AUXILIARY = "agent/auxiliary"
 NEW_SESSION = "agent/newSession"
+CANCEL_TOOL = "agent/cancelTool"
+PROCESSES = "agent/processes"
 EVENT = "agent/event"
 REQUEST_APPROVAL = "agent/requestApproval"
 
@@ -51,6 +53,8 @@ METHODS: tuple[Method, ...] = (
     Method(SET_APPROVAL, "client→server", "request", "SetApprovalParams"),
     Method(AUXILIARY, "client→server", "request", "AuxiliaryParams"),
     Method(NEW_SESSION, "client→server", "request", "NewSessionParams"),
+    Method(CANCEL_TOOL, "client→server", "request", "CancelToolParams"),
+    Method(PROCESSES, "client→server", "request", "ProcessesParams"),
     Method(EVENT, "server→client", "notification"),
     Method(REQUEST_APPROVAL, "server→client", "request"),
 )

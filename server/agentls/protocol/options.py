@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import attrs
 
-from agentls.domain import Approval, Effort
+from agentls.domain import DEFAULT_APPROVAL, DEFAULT_SANDBOX, Approval, Effort, Sandbox
 
 
 @attrs.define(frozen=True)
@@ -20,7 +20,12 @@ class InitializationOptions:
     effort: Effort | None = None
     fast_mode: bool | None = None
     workspace: str | None = None
-    approval: Approval = "never"
+    approval: Approval = DEFAULT_APPROVAL
+    # Where commands run (docs/security.md); falls back to "off" where the
+    # sandbox cannot start, and says so.
+    sandbox: Sandbox = DEFAULT_SANDBOX
+    # Whether sandboxed commands may use the network.
+    network: bool = False
     # Seconds without a byte from the model before its stream counts as stalled.
     idle_timeout: float | None = None
     # Required when the server listens on a non-loopback address (--token).

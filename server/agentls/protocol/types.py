@@ -113,3 +113,14 @@ class AuxiliaryParams:
 @attrs.define(frozen=True)
 class NewSessionParams:
     pane: str = "main"
+
+
+@attrs.define(frozen=True)
+class CancelToolParams:
+    call_id: str
+    pane: str = "main"
+
+
+@attrs.define(frozen=True)
+class ProcessesParams:
+    pane: str = "main"

@@ -364,7 +364,9 @@ class AgentServer(LanguageServer):
 
         assert self.configured is not None
         options, root = self.configured
-        connection = Connection(self._notify_event, EditorApprover(self), self.next_turn_id)
+        connection = Connection(
+            self._notify_event, EditorApprover(self), self.next_turn_id, self._warn_user
+        )
         await connection.start(options, root)
         self._connection = connection
         return connection
@@ -379,6 +381,13 @@ class AgentServer(LanguageServer):
         if self._connection is not None:
             await self._connection.stop()
         await self.wait_for_requests()
+
+    def _warn_user(self, message: str) -> None:
+        """Something the user must know: shown in the editor, and logged."""
+        log.warning("%s", message)
+        self.window_show_message(
+            lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=message)
+        )
 
     def _notify_event(self, params: dict[str, Any]) -> None:
         # A plain dict goes straight to json.dumps: the cheapest notification pygls can send.

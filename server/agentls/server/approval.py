@@ -57,21 +57,20 @@ class EditorApprover:
             }
             if request.command is not None:
                 params["command"] = request.command
-            if request.workdir is not None:
-                params["workdir"] = request.workdir
-            if request.patch is not None:
-                params["patch"] = request.patch
-                params["paths"] = list(request.paths)
+            if request.diff is not None:
+                params["diff"] = request.diff
+            if request.justification is not None:
+                params["justification"] = request.justification
             result = await self._ask(methods.REQUEST_APPROVAL, params)
             return _decision(result)
-        what = (
-            f"run `{shorten(request.command or '', 200)}`"
-            if request.tool == "exec_command"
-            else f"edit {', '.join(request.paths) or 'files'}"
-        )
+        if request.diff is not None:
+            what = f"edit {', '.join(request.paths) or 'files'}"
+        else:
+            what = f"run `{shorten(request.command or request.title, 200)}`"
+        why = f" ({shorten(request.justification, 200)})" if request.justification else ""
         message = lsp.ShowMessageRequestParams(
             type=lsp.MessageType.Warning,
-            message=f"agentls ({pane}) wants to {what}. Allow it?",
+            message=f"agentls ({pane}) wants to {what}{why}. Allow it?",
             actions=[lsp.MessageActionItem(title) for title in (ALLOW_ONCE, ALLOW_SESSION, DENY)],
         )
         answer = await self._ask(lsp.WINDOW_SHOW_MESSAGE_REQUEST, message)

@@ -24,12 +24,14 @@ from agentls.agent.agent import Agent
 from agentls.agent.approval import Approver
 from agentls.agent.interrupt import CancelToken
 from agentls.agent.settings import Settings
-from agentls.config import AgentConfig, ModelConfig, ToolConfig, parse_effort
+from agentls.config import AgentConfig, ModelConfig, SandboxPolicy, ToolConfig, parse_effort
 from agentls.model.client import ResponsesClient
 from agentls.protocol import errors
 from agentls.protocol.options import InitializationOptions
 from agentls.server.progress import TurnProgress, describe, end_message
 from agentls.server.relay import EventRelay
+from agentls.tools.sandbox import availability as sandbox_availability
+from agentls.tools.shell import sweep_leftovers
 from agentls.worker import messages as wm
 from agentls.worker.worker import PaneWorker
 
@@ -44,9 +46,12 @@ class Connection:
         notify: Callable[[dict[str, Any]], None],
         approver: Approver,
         next_turn_id: Callable[[], int],
+        warn: Callable[[str], None] | None = None,
     ) -> None:
         self.relay = EventRelay(notify, self._observe)
         self.approver = approver
+        # Tells the user something they must know (window/showMessage).
+        self._warn = warn
         self._group: anyio.abc.TaskGroup | None = None
         self.worker: PaneWorker | None = None
         self.client: ResponsesClient | None = None
@@ -95,7 +100,8 @@ class Connection:
         model = ModelConfig.from_env(model=options.model, base_url=options.base_url)
         if options.idle_timeout is not None:
             model = replace(model, idle_timeout=float(options.idle_timeout))
-        self.config = AgentConfig(workspace=root, model=model, tools=ToolConfig())
+        sandbox = SandboxPolicy(mode=options.sandbox, network=options.network)
+        self.config = AgentConfig(workspace=root, model=model, tools=ToolConfig(), sandbox=sandbox)
         log.info(
             "workspace %s; model %s at %s", root, model.model, model.base_url or "api.openai.com"
         )
@@ -116,6 +122,30 @@ class Connection:
         # Import the SDK and build its client now, off the loop, so the first
         # turn does not wait for them.
         threading.Thread(target=self.client.prepare, name="warm-up", daemon=True).start()
+        # Kill what a server that died before us left behind (off the loop).
+        threading.Thread(target=sweep_leftovers, name="sweep", daemon=True).start()
+        self._group.start_soon(self._announce_sandbox, sandbox, settings.approval)
+
+    async def _announce_sandbox(self, policy: SandboxPolicy, approval: str) -> None:
+        """Say once, to the user, when commands cannot be sandboxed as asked."""
+        if policy.mode == "off":
+            log.info(
+                "the shell sandbox is off: commands run as the user, under the approval policy"
+            )
+            return
+        available = await sandbox_availability()
+        if available.ok:
+            log.info("commands run in the sandbox (%s, network %s)", policy.mode, policy.network)
+        elif self._warn is not None:
+            asks = (
+                "nothing asks first (approval: never)"
+                if approval == "never"
+                else f"you are asked before every command and patch (approval: {approval})"
+            )
+            self._warn(
+                f"agentls: commands cannot be sandboxed ({available.reason}); "
+                f"they run as you, unsandboxed, and {asks}."
+            )
 
     async def _run_worker(self) -> None:
         assert self.worker is not None

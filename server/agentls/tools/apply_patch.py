@@ -901,26 +901,33 @@ def apply_patch(text: str, workspace: Workspace) -> PatchResult:
     not parse or any of its changes does not apply.
     """
     try:
-        patch = parse_patch(text)
-        if not patch.hunks:
-            raise PatchError(
-                "the patch is empty: it has no '*** Add File:', "
-                "'*** Delete File:' or '*** Update File:' section"
-            )
-        plan = _Plan(workspace)
-        for hunk in patch.hunks:
-            if hunk.kind == "add":
-                plan.add(hunk)
-            elif hunk.kind == "delete":
-                plan.delete(hunk)
-            else:
-                plan.update(hunk)
+        plan = plan_patch(text, workspace)
     except PatchError as exc:
         raise PatchError(
             f"{exc.message}\n{_NOTHING_CHANGED}", path=exc.path, line=exc.line
         ) from None
     plan.commit()  # its errors say themselves whether the rollback worked
     return PatchResult(tuple(plan.changes))
+
+
+def plan_patch(text: str, workspace: Workspace) -> _Plan:
+    """The patch resolved against the files, in memory: nothing is written.
+    Raises :class:`PatchError` if it does not parse or apply."""
+    patch = parse_patch(text)
+    if not patch.hunks:
+        raise PatchError(
+            "the patch is empty: it has no '*** Add File:', "
+            "'*** Delete File:' or '*** Update File:' section"
+        )
+    plan = _Plan(workspace)
+    for hunk in patch.hunks:
+        if hunk.kind == "add":
+            plan.add(hunk)
+        elif hunk.kind == "delete":
+            plan.delete(hunk)
+        else:
+            plan.update(hunk)
+    return plan
 
 
 def main(patch: bytes, cwd: str) -> int:

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+import anyio
 
 from agentls.config import ToolConfig
 from agentls.domain import ToolStatus
 from agentls.tools.processes import ProcessScope
 from agentls.tools.workspace import Workspace
+
+if TYPE_CHECKING:
+    from agentls.tools.shell import Shell
 
 
 class ToolArgumentError(ValueError):
@@ -29,6 +34,19 @@ class ToolResult:
         return cls(output=f"error: {message}", status="failed")
 
 
+@dataclass(slots=True)
+class StopRequest:
+    """The user's request to stop one running call (``agent/cancelTool``)."""
+
+    requested: anyio.Event = field(default_factory=anyio.Event)
+    # Processes the stop killed (the answer to agent/cancelTool).
+    killed: int = 0
+
+    @property
+    def is_set(self) -> bool:
+        return self.requested.is_set()
+
+
 @dataclass(frozen=True, slots=True)
 class ToolContext:
     """Everything a tool may touch during one call."""
@@ -40,11 +58,44 @@ class ToolContext:
     emit_output: Callable[[str], None]
     # Reports a new plan to the editor.
     emit_plan: Callable[[str | None, list[dict[str, str]]], None]
+    # The pane's way to run commands (its sandbox, its background processes);
+    # None: commands run directly, unsandboxed (tools used on their own).
+    shell: Shell | None = None
+    # Set when the user stops this one call (``agent/cancelTool``): a tool
+    # that runs something stops it and returns what it has so far.
+    stop: StopRequest | None = None
+    # The turn this call belongs to.
+    turn_id: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxState:
+    """What the sandbox does for the pane right now (approvals depend on it)."""
+
+    # Commands run in the sandbox.
+    active: bool
+    # ... and may write the workspace there (``workspace-write``).
+    writable: bool
 
 
 class Tool(Protocol):
     @property
     def name(self) -> str: ...
+
+    @property
+    def read_only(self) -> bool:
+        """True if the tool can change nothing (it never asks for approval)."""
+        ...
+
+    @property
+    def stoppable(self) -> bool:
+        """True if it answers ``ToolContext.stop`` with what it has so far."""
+        ...
+
+    def sandboxed(self, args: dict[str, Any], sandbox: SandboxState) -> bool:
+        """True if this call is confined by the sandbox (then ``on-request``
+        does not ask): a command that runs in it, a patch it would allow."""
+        ...
 
     def spec(self) -> dict[str, Any]:
         """The tool definition sent to the model."""
@@ -65,6 +116,13 @@ class FunctionTool:
     description: ClassVar[str]
     properties: ClassVar[dict[str, Any]]
     required: ClassVar[tuple[str, ...]]
+    read_only: ClassVar[bool] = False
+    # Stops early and answers with what it has when ``ToolContext.stop`` is
+    # set; other tools are simply cancelled by ``agent/cancelTool``.
+    stoppable: ClassVar[bool] = False
+
+    def sandboxed(self, args: dict[str, Any], sandbox: SandboxState) -> bool:
+        return False
 
     def spec(self) -> dict[str, Any]:
         return {
@@ -102,6 +160,15 @@ def get_int(args: dict[str, Any], key: str, *, minimum: int = 0) -> int | None:
     if value < minimum:
         raise ToolArgumentError(f"argument {key!r} must be at least {minimum}")
     return int(value)
+
+
+def get_bool(args: dict[str, Any], key: str) -> bool:
+    value = args.get(key)
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise ToolArgumentError(f"argument {key!r} must be true or false")
+    return value
 
 
 def shorten(text: str, limit: int = 80) -> str:

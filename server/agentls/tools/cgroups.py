@@ -16,7 +16,10 @@ import itertools
 import logging
 import os
 import signal
+import time
 from pathlib import Path
+
+from agentls.tools.proctable import owner_alive, server_identity
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +48,7 @@ def _v2_root() -> Path | None:
 
 
 def _base_dir() -> Path | None:
-    """``<our cgroup>/agentls-<pid>``, made once per process (None if impossible)."""
+    """``<our cgroup>/agentls-<pid>.<start>``, made once per process (None if impossible)."""
     global _base, _probed
     if not _probed:
         _probed = True
@@ -53,7 +56,9 @@ def _base_dir() -> Path | None:
             return None  # turned off: the process-tree sweep alone
         root = _v2_root()
         if root is not None:
-            candidate = root / f"agentls-{os.getpid()}"
+            # Named after this server's pid and start time: a later server
+            # tells from the name whether its owner still runs (``sweep_stale``).
+            candidate = root / f"agentls-{server_identity()}"
             try:
                 candidate.mkdir(exist_ok=True)
                 _base = candidate
@@ -89,6 +94,17 @@ class CommandCgroup:
     @property
     def procs_file(self) -> str:
         return str(self.path / "cgroup.procs")
+
+    def add(self, pid: int) -> bool:
+        """Move a process in from outside (a sandboxed command's leader, by its
+        real pid, before it is let run); False if the system refused."""
+        try:
+            with open(self.procs_file, "w") as f:
+                f.write(str(pid))
+        except OSError as exc:
+            log.info("could not move %d into %s: %s", pid, self.path, exc)
+            return False
+        return True
 
     def pids(self) -> set[int]:
         try:
@@ -131,3 +147,28 @@ def cleanup() -> None:
                 child.rmdir()
         with contextlib.suppress(OSError):
             _base.rmdir()
+
+
+def sweep_stale() -> int:
+    """Kill and remove what servers that died without cleaning up left in
+    their cgroups; how many cgroups were removed. Runs once at start-up."""
+    root = _v2_root()
+    if root is None or os.environ.get("AGENTLS_CGROUPS", "").lower() in ("0", "off", "no"):
+        return 0
+    removed = 0
+    for base in root.glob("agentls-*"):
+        identity = base.name.removeprefix("agentls-")
+        if "." not in identity or owner_alive(identity):
+            continue  # alive, or not named the way we name ours
+        for child in base.glob("cmd-*"):
+            CommandCgroup(child).kill()
+            for _ in range(100):  # the kill is asynchronous: the cgroup empties shortly
+                if CommandCgroup(child).remove():
+                    break
+                time.sleep(0.01)
+        with contextlib.suppress(OSError):
+            base.rmdir()
+            removed += 1
+    if removed:
+        log.info("removed %d cgroup(s) left behind by servers that died", removed)
+    return removed

@@ -31,6 +31,7 @@ class ReadFile(FunctionTool):
         "limit": {"type": "integer", "description": "Maximum number of lines."},
     }
     required = ("path",)
+    read_only = True
 
     def title(self, args: dict[str, Any], workspace: Workspace) -> str:
         return f"Reading {workspace.display(str(args.get('path', '')))}"

@@ -51,11 +51,30 @@ class ToolBox:
     @classmethod
     def default(cls) -> ToolBox:
         from agentls.tools.apply_patch import ApplyPatch
+        from agentls.tools.background import ReadProcessOutput, StartProcess, StopProcess
         from agentls.tools.exec_command import ExecCommand
         from agentls.tools.read_file import ReadFile
         from agentls.tools.update_plan import UpdatePlan
 
-        return cls([ExecCommand(), ApplyPatch(), ReadFile(), UpdatePlan()])
+        return cls(
+            [
+                ExecCommand(),
+                ApplyPatch(),
+                ReadFile(),
+                UpdatePlan(),
+                StartProcess(),
+                ReadProcessOutput(),
+                StopProcess(),
+            ]
+        )
+
+    def read_only(self) -> ToolBox:
+        """Only the tools that can change nothing (for auxiliary jobs, which
+        nobody watches and nobody can approve)."""
+        return ToolBox([tool for tool in self._tools.values() if tool.read_only])
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
 
     @property
     def specs(self) -> list[dict[str, Any]]:

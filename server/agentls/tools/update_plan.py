@@ -32,6 +32,7 @@ class UpdatePlan(FunctionTool):
         },
     }
     required = ("plan",)
+    read_only = True
 
     def title(self, args: dict[str, Any], workspace: Workspace) -> str:
         return "Updating the plan"

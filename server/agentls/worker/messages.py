@@ -181,6 +181,15 @@ class ClosePane:
     reply: Completion[PaneClosed | Failure] | None = None
 
 
+@dataclass(slots=True)
+class CancelTool:
+    """Stop one running tool call; its turn goes on."""
+
+    pane: PaneId
+    call_id: str
+    reply: Completion[ToolCancelled | Failure] | None = None
+
+
 Command = (
     Submit
     | Auxiliary
@@ -191,6 +200,7 @@ Command = (
     | Cancel
     | OpenFork
     | ClosePane
+    | CancelTool
 )
 
 
@@ -292,6 +302,14 @@ class SettingChanged:
     pane: PaneId
     change: SettingChange
     failure: Failure | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCancelled:
+    pane: PaneId
+    call_id: str
+    cancelled: bool
+    killed_processes: int
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,6 +43,7 @@ from agentls.worker.messages import (
     AuxiliaryFailed,
     Cancel,
     CancelAll,
+    CancelTool,
     ChangeSetting,
     ClosePane,
     Command,
@@ -63,6 +64,7 @@ from agentls.worker.messages import (
     SteerPromoted,
     Stopped,
     Submit,
+    ToolCancelled,
     TurnAccepted,
     TurnFinished,
     TurnId,
@@ -221,6 +223,11 @@ class PaneWorker:
                 await self._close_pane(command)
             case NewSession():
                 await self._new_session(command)
+            case CancelTool():
+                # Not in the lane: the kill takes a moment, and the pane's
+                # other commands need not wait for it.
+                assert self._turn_group is not None
+                self._turn_group.start_soon(self._cancel_tool, command)
 
     def _refuse(self, command: Command, failure: Failure = STOPPING) -> None:
         """Answer a command that will not be carried out: nothing is silently dropped."""
@@ -243,6 +250,8 @@ class PaneWorker:
             case ClosePane():
                 _answer(command.reply, failure)
             case NewSession():
+                _answer(command.reply, failure)
+            case CancelTool():
                 _answer(command.reply, failure)
 
     def _reject(self, command: Submit, failure: Failure) -> None:
@@ -467,6 +476,14 @@ class PaneWorker:
         receipts.sort(key=lambda receipt: receipt.turn_id)
         failure = failures[0] if failures else None
         return TurnsCancelled(pane, len(receipts), failure, tuple(receipts))
+
+    async def _cancel_tool(self, command: CancelTool) -> None:
+        agent = self._agents.get(command.pane)
+        if agent is None:
+            _answer(command.reply, pane_unavailable(command.pane))
+            return
+        cancelled, killed = await agent.cancel_tool(command.call_id)
+        _answer(command.reply, ToolCancelled(command.pane, command.call_id, cancelled, killed))
 
     # --- settings --------------------------------------------------------------------
 
