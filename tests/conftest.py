@@ -40,10 +40,13 @@ def workspace(tmp_path: Path) -> Path:
 
 @pytest_lsp.fixture(config=server_config())
 async def client(
-    lsp_client: AgentClient, fake: FakeModelThread, workspace: Path
+    lsp_client: AgentClient, fake: FakeModelThread, workspace: Path, request: pytest.FixtureRequest
 ) -> AsyncIterator[None]:
-    """The real server, initialized on a temporary workspace and the fake model."""
-    lsp_client.init_result = await initialize(lsp_client, workspace, fake.base_url)
+    """The real server, initialized on a temporary workspace and the fake model
+    (``@pytest.mark.init_options(...)`` adds initializationOptions)."""
+    marker = request.node.get_closest_marker("init_options")
+    options = marker.kwargs if marker is not None else {}
+    lsp_client.init_result = await initialize(lsp_client, workspace, fake.base_url, **options)
     yield
     if not lsp_client.stopped:
         await lsp_client.shutdown_session()

@@ -11,12 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import pytest
 import httpx2
+import pytest
 
 from agentls.agent.agent import Agent
 from agentls.agent.events import AgentEvent
-from agentls.config import AgentConfig, ModelConfig, ToolConfig
+from agentls.agent.settings import Settings
+from agentls.config import AgentConfig, ModelConfig, SandboxPolicy, ToolConfig
 from agentls.model.client import ResponsesClient
 
 WAIT = 10.0  # seconds: the most any single wait in a test may take
@@ -121,15 +122,25 @@ async def running_agent(
     *,
     client: ResponsesClient | None = None,
     tools: ToolConfig | None = None,
+    unsandboxed: bool = False,
     **model_overrides: Any,
 ) -> AsyncIterator[tuple[Agent, EventLog]]:
-    """An agent on the fake model (or a given client), with its events collected."""
+    """An agent on the fake model (or a given client), with its events collected.
+
+    ``unsandboxed``: commands run as children of the test (sandbox off, nothing
+    asks), so the pids they print are real ones."""
     async with anyio.create_task_group() as group:
         if client is None:
             assert base_url is not None
             client = ResponsesClient(model_config(base_url, **model_overrides))
-        config = AgentConfig(workspace=workspace, model=client.config, tools=tools or ToolConfig())
-        agent = Agent(group, client, config)
+        config = AgentConfig(
+            workspace=workspace,
+            model=client.config,
+            tools=tools or ToolConfig(),
+            sandbox=SandboxPolicy(mode="off") if unsandboxed else SandboxPolicy(),
+        )
+        settings = Settings(approval="never") if unsandboxed else None
+        agent = Agent(group, client, config, settings=settings)
         log = EventLog()
         group.start_soon(log.pump, agent)
         try:
@@ -182,3 +193,35 @@ if not SANDBOX and os.environ.get("AGENTLS_REQUIRE_SANDBOX") == "1":
     # `make test` installs bubblewrap: there, a sandbox test is never skipped.
     raise RuntimeError("AGENTLS_REQUIRE_SANDBOX=1 but bubblewrap cannot run here")
 requires_sandbox = pytest.mark.skipif(not SANDBOX, reason="bubblewrap cannot run here")
+
+
+def processes_with(needle: str) -> list[int]:
+    """Live processes whose command line contains ``needle``, by their real
+    pids: the oracle that sees into a sandbox's pid namespace too (a command
+    in it only knows its own numbers)."""
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/cmdline", "rb") as f:
+                    if needle.encode() in f.read() and pid_alive(int(name)):
+                        found.append(int(name))
+            except OSError:
+                pass
+    return found
+
+
+async def wait_processes(needle: str, count: int, timeout: float = WAIT) -> list[int]:
+    """Wait until ``count`` processes with ``needle`` run (a command forks
+    and execs them at its own pace: there is no event to wait on)."""
+    with anyio.fail_after(timeout):
+        while len(found := processes_with(needle)) < count:  # noqa: ASYNC110
+            await anyio.sleep(0.01)
+    return found
+
+
+def needle() -> str:
+    """A ``sleep`` duration no other test uses: 300.<unique digits>."""
+    import uuid
+
+    return f"300.{uuid.uuid4().int % 10**12:012d}"

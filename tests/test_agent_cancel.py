@@ -78,7 +78,11 @@ async def test_cancel_mid_stream_drops_partial_text_and_keeps_the_prompt(tmp_pat
 
 
 async def test_cancel_mid_tool_kills_the_tree_and_answers_the_call(tmp_path: Path) -> None:
-    async with FakeModel() as fake, running_agent(fake.base_url, tmp_path) as (agent, log):
+    # Unsandboxed: the pids the command prints are real (tests/test_sandbox.py: sandboxed).
+    async with (
+        FakeModel() as fake,
+        running_agent(fake.base_url, tmp_path, unsandboxed=True) as (agent, log),
+    ):
         cmd = (
             "sleep 300 & echo pid=$!; "
             "sh -c 'sleep 300 & echo pid=$!; wait' & "

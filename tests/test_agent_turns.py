@@ -61,6 +61,9 @@ async def test_turn_streams_and_completes(tmp_path: Path) -> None:
             "apply_patch",
             "read_file",
             "update_plan",
+            "start_process",
+            "read_process_output",
+            "stop_process",
         }
         assert user_texts(body) == ["hi"]
 

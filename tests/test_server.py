@@ -52,6 +52,8 @@ async def test_initialize_advertises_agentls(client: AgentClient) -> None:
         "agent/setApproval",
         "agent/auxiliary",
         "agent/newSession",
+        "agent/cancelTool",
+        "agent/processes",
     }
 
 
@@ -162,6 +164,9 @@ async def test_cancel_request_during_the_model_stream(
     assert [i.get("role") for i in items] == ["user", "user"], "no partial text was kept"
 
 
+# The commands print their pids: the real ones only without the sandbox's pid
+# namespace (tests/test_sandbox.py runs these cases sandboxed).
+@pytest.mark.init_options(sandbox="off", approval="never")
 async def test_cancel_request_during_a_tool_call_kills_the_tree(
     client: AgentClient, fake: FakeModelThread
 ) -> None:
@@ -465,6 +470,9 @@ async def test_malformed_requests_get_errors_and_the_server_keeps_serving(
 # --- 11. shutdown; secrets -----------------------------------------------------------------------
 
 
+# The commands print their pids: the real ones only without the sandbox's pid
+# namespace (tests/test_sandbox.py runs these cases sandboxed).
+@pytest.mark.init_options(sandbox="off", approval="never")
 async def test_shutdown_with_turns_in_flight(client: AgentClient, fake: FakeModelThread) -> None:
     fake.script(Reply.tool_call("exec_command", {"cmd": SLEEPY}))
     _, running = client.request("agent/submit", {"prompt": "sleep"})

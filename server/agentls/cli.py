@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 
 from agentls import __version__
+from agentls.domain import APPROVALS, DEFAULT_APPROVAL, DEFAULT_SANDBOX, SANDBOXES
 
 
 def _address(value: str) -> tuple[str, int]:
@@ -21,25 +22,51 @@ def _address(value: str) -> tuple[str, int]:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    from agentls.config import claim_api_key
     from agentls.server import logs
 
+    # First: from here on the key lives in our memory only, not in our environment.
+    claim_api_key()
+
     logs.configure(args.log_level, args.log_file)
+    from agentls.server import tokens
     from agentls.server.app import AgentServer, ServerOptions
     from agentls.server.transport import serve_stdio, serve_tcp, serve_ws
 
     address = args.tcp or args.ws
-    if address is not None and not _loopback(address[0]):
-        if not args.allow_remote:
-            print(
-                f"refusing to listen on {address[0]}: only loopback addresses are allowed "
-                "unless you pass --allow-remote (and a --token clients must present)",
-                file=sys.stderr,
-            )
+    if address is not None and not _loopback(address[0]) and not args.allow_remote:
+        print(
+            f"refusing to listen on {address[0]}: only loopback addresses are allowed "
+            "unless you pass --allow-remote",
+            file=sys.stderr,
+        )
+        return 2
+    if args.token is not None:
+        print(
+            "agentls: --token is not accepted (every process can read a command line): "
+            "put the token in a file for --token-file, or in $AGENTLS_TOKEN",
+            file=sys.stderr,
+        )
+        return 2
+    if args.allow_origin and args.ws is None:
+        print("--allow-origin is for --ws only", file=sys.stderr)
+        return 2
+    token: str | None = None
+    if address is not None:
+        # Any local process (any web page, for --ws) can reach the port: a
+        # client must always present the token.
+        try:
+            token = tokens.given_token(args.token_file)
+        except tokens.TokenError as exc:
+            print(f"agentls: {exc}", file=sys.stderr)
             return 2
-        if not args.token:
-            print("--allow-remote needs --token: clients must present it", file=sys.stderr)
-            return 2
-    server = AgentServer(ServerOptions(log_level=args.log_level, token=args.token))
+    options = ServerOptions(
+        log_level=args.log_level,
+        token=token or (tokens.generate() if address is not None else None),
+        publish_token=address is not None and token is None,
+        allowed_origins=tuple(args.allow_origin or ()),
+    )
+    server = AgentServer(options)
     _bridge_logs(server)
     if args.tcp is not None:
         return serve_tcp(server, *args.tcp)
@@ -61,15 +88,15 @@ def _loopback(host: str) -> bool:
 
 def _bridge_logs(server: object) -> None:
     import logging
-    import os
 
+    from agentls.config import api_key
     from agentls.server.app import AgentServer
     from agentls.server.logs import ClientLogHandler
 
     assert isinstance(server, AgentServer)
 
     def secret() -> str | None:
-        return os.environ.get("OPENAI_API_KEY")
+        return api_key()
 
     def send(params: object) -> None:
         if server.started:
@@ -104,7 +131,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"agentls {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    serve = sub.add_parser("serve", help="run the language server (stdio by default)")
+    serve = sub.add_parser(
+        "serve", help="run the language server (stdio by default)", allow_abbrev=False
+    )
     where = serve.add_mutually_exclusive_group()
     where.add_argument("--stdio", action="store_true", help="serve on stdin/stdout (default)")
     where.add_argument("--tcp", type=_address, metavar="HOST:PORT", help="serve one client on TCP")
@@ -114,9 +143,23 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--allow-remote",
         action="store_true",
-        help="allow --tcp/--ws on a non-loopback address (needs --token)",
+        help="allow --tcp/--ws on a non-loopback address",
     )
-    serve.add_argument("--token", help="clients must send this as initializationOptions.token")
+    serve.add_argument(
+        "--token-file",
+        metavar="PATH",
+        help="--tcp/--ws: the token clients must send as initializationOptions.token "
+        "(default: $AGENTLS_TOKEN, else a new one, written to the state folder)",
+    )
+    # Gone: a token on the command line is visible to every process of the machine.
+    serve.add_argument("--token", help=argparse.SUPPRESS)
+    serve.add_argument(
+        "--allow-origin",
+        action="append",
+        metavar="ORIGIN",
+        help="--ws: a browser origin (https://host:port) allowed to connect; "
+        "connections from any other web page are refused",
+    )
     serve.add_argument(
         "--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"]
     )
@@ -130,6 +173,22 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--effort", choices=["none", "minimal", "low", "medium", "high", "xhigh"])
     run.add_argument("--fast", action="store_true", help="fast mode (priority service tier)")
     run.add_argument("--workspace", help="directory to work in (default: the current one)")
+    run.add_argument(
+        "--approval",
+        choices=APPROVALS,
+        default=DEFAULT_APPROVAL,
+        help="when to ask before a tool call (default: %(default)s: sandboxed commands run, "
+        "the rest asks on the terminal)",
+    )
+    run.add_argument(
+        "--sandbox",
+        choices=SANDBOXES,
+        default=DEFAULT_SANDBOX,
+        help="where commands run (default: %(default)s; off: as you, unsandboxed)",
+    )
+    run.add_argument(
+        "--network", action="store_true", help="let sandboxed commands use the network"
+    )
     run.set_defaults(run=_exec)
 
     demo = sub.add_parser("demo", help="a scripted session on an example repository, offline")

@@ -18,6 +18,9 @@ from agentls.domain import DEFAULT_EFFORT, DEFAULT_SANDBOX, EFFORTS, SANDBOXES, 
 __all__ = ["DEFAULT_EFFORT", "EFFORTS", "Effort"]
 
 DEFAULT_MODEL = "gpt-5.1-codex"
+API_KEY_VARIABLE = "OPENAI_API_KEY"
+# The key, once the server has taken it out of its own environment.
+_claimed_key: str | None = None
 
 # Environment variables whose name contains one of these words are never
 # passed to tool processes, so `env` in a tool cannot show the API key.
@@ -73,7 +76,7 @@ class ModelConfig:
         return cls(
             model=model or env.get("AGENTLS_MODEL") or DEFAULT_MODEL,
             base_url=base_url or env.get("OPENAI_BASE_URL") or None,
-            api_key=env.get("OPENAI_API_KEY") or None,
+            api_key=env.get(API_KEY_VARIABLE) or (_claimed_key if env is os.environ else None),
             idle_timeout=float(idle) if idle else cls.idle_timeout,
             retry_base_delay=float(delay) if delay else cls.retry_base_delay,
         )
@@ -86,6 +89,55 @@ class ModelConfig:
             "no model is configured: set OPENAI_API_KEY to use OpenAI, or set "
             "OPENAI_BASE_URL (or the baseUrl option) to a Responses-compatible server"
         )
+
+
+def api_key() -> str | None:
+    """The API key: claimed by the server, or still in the environment."""
+    return _claimed_key or os.environ.get(API_KEY_VARIABLE) or None
+
+
+def claim_api_key() -> str | None:
+    """Take the API key out of this process's environment and keep it in
+    memory only, so that no process can read it from ``/proc/<pid>/environ``
+    of the server (commands run without a sandbox could). Called once, first
+    thing, by ``agentls serve``."""
+    global _claimed_key
+    key = os.environ.get(API_KEY_VARIABLE)
+    if key:
+        _claimed_key = key
+        scrub_environment(API_KEY_VARIABLE)
+    return _claimed_key
+
+
+def scrub_environment(name: str) -> None:
+    """Remove ``name`` from the environment *and* blank its original bytes,
+    which ``/proc/self/environ`` keeps showing after ``unsetenv`` (Linux)."""
+    import ctypes
+
+    prefix = f"{name}=".encode()
+    addresses: list[tuple[int, int]] = []
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        # env_start and env_end: fields 50 and 51 of stat (1-based, counting pid and comm).
+        env_start, env_end = int(fields[47]), int(fields[48])
+        libc = ctypes.CDLL(None)
+        environ = ctypes.POINTER(ctypes.c_void_p).in_dll(libc, "environ")
+        index = 0
+        while environ[index]:
+            address = environ[index]
+            assert address is not None
+            entry = ctypes.string_at(address)
+            if entry.startswith(prefix) and env_start <= address < env_end:
+                addresses.append((address, len(entry)))
+            index += 1
+    except (OSError, ValueError, IndexError, AttributeError):
+        addresses = []  # no /proc (macOS): unsetenv is all there is
+    os.environ.pop(name, None)
+    for address, length in addresses:
+        # The original environment block lives on our stack's edge and is
+        # never freed: overwriting it in place is safe.
+        ctypes.memset(address + len(prefix), 0, length - len(prefix))
 
 
 @dataclass(frozen=True)

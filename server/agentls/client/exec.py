@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from agentls.client.asking import TerminalApprover
 from agentls.client.render import TerminalRenderer
 from agentls.client.rpc import RpcClient, RpcError
 from agentls.config import ModelConfig
@@ -32,7 +33,13 @@ def run_exec(args: argparse.Namespace) -> int:
     if missing:
         print(f"agentls: {missing}", file=sys.stderr)
         return 2
-    options: dict[str, Any] = {"workspace": str(workspace), "model": model.model}
+    options: dict[str, Any] = {
+        "workspace": str(workspace),
+        "model": model.model,
+        "approval": args.approval,
+        "sandbox": args.sandbox,
+        "network": args.network,
+    }
     if model.base_url:
         options["baseUrl"] = model.base_url
     if args.effort:
@@ -49,8 +56,12 @@ async def run_turn(
     env: dict[str, str] | None = None,
 ) -> int:
     client = await RpcClient.spawn([sys.executable, "-m", "agentls", "serve"], env=env)
+    client.on_request("agent/requestApproval", TerminalApprover.for_stdin(renderer))
+    client.on_notification("window/showMessage", lambda params: renderer.notice(params["message"]))
     try:
-        await client.initialize(options, options["workspace"])
+        await client.initialize(
+            options, options["workspace"], experimental={"agentls": {"requestApproval": True}}
+        )
     except (RpcError, ConnectionError) as exc:
         print(f"agentls: the server did not start: {exc}", file=sys.stderr)
         await client.shutdown()

@@ -33,7 +33,7 @@ class TerminalRenderer:
         self._tool_lines: dict[str, int] = {}
         self._in_reasoning = False
 
-    def _paint(self, code: str, text: str) -> str:
+    def paint(self, code: str, text: str) -> str:
         return f"{code}{text}{RESET}" if self.color else text
 
     # --- the live status line ---------------------------------------------------------------
@@ -50,8 +50,15 @@ class TerminalRenderer:
     def _draw_status(self) -> None:
         if self.live and self._status:
             width = shutil.get_terminal_size((80, 20)).columns - 4
-            self.err.write("\r\033[K" + self._paint(DIM, "⋯ " + self._status[:width]))
+            self.err.write("\r\033[K" + self.paint(DIM, "⋯ " + self._status[:width]))
             self.err.flush()
+
+    def notice(self, text: str) -> None:
+        """A block of text for the user (a question), on its own lines."""
+        self._clear_status()
+        self._line(self.out)
+        self.err.write(text + "\n")
+        self.err.flush()
 
     # --- events --------------------------------------------------------------------------------
 
@@ -67,40 +74,40 @@ class TerminalRenderer:
             if not self._in_reasoning:
                 self._line(self.err)
                 self._in_reasoning = True
-                self.err.write(self._paint(DIM, "thinking: "))
-            self.err.write(self._paint(DIM, event["text"]))
+                self.err.write(self.paint(DIM, "thinking: "))
+            self.err.write(self.paint(DIM, event["text"]))
         elif kind == "tool.started":
             self._end_reasoning()
             self._line(self.out)
-            self.err.write(self._paint(BOLD, f"▶ {event['title']}") + "\n")
+            self.err.write(self.paint(BOLD, f"▶ {event['title']}") + "\n")
             self._tool_lines[event["callId"]] = 0
         elif kind == "tool.output":
             shown = self._tool_lines.get(event["callId"], 0)
             for line in event["text"].splitlines():
                 if shown < _OUTPUT_LINES:
-                    self.err.write(self._paint(DIM, f"  │ {line}") + "\n")
+                    self.err.write(self.paint(DIM, f"  │ {line}") + "\n")
                 elif shown == _OUTPUT_LINES:
-                    self.err.write(self._paint(DIM, "  │ …") + "\n")
+                    self.err.write(self.paint(DIM, "  │ …") + "\n")
                 shown += 1
             self._tool_lines[event["callId"]] = shown
         elif kind == "tool.finished":
             status, code = event["status"], event.get("exitCode")
             mark = {
-                "completed": self._paint(GREEN, "✓"),
-                "failed": self._paint(RED, "✗"),
-                "cancelled": self._paint(YELLOW, "■"),
+                "completed": self.paint(GREEN, "✓"),
+                "failed": self.paint(RED, "✗"),
+                "cancelled": self.paint(YELLOW, "■"),
             }.get(status, "·")
             detail = f"exit {code}" if code is not None else status
             self.err.write(f"  {mark} {detail}\n")
         elif kind == "steer.applied":
-            self.err.write(self._paint(YELLOW, f"↳ steer: {event['text']}") + "\n")
+            self.err.write(self.paint(YELLOW, f"↳ steer: {event['text']}") + "\n")
         elif kind == "plan.updated":
             marks = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]"}
-            self.err.write(self._paint(BOLD, "plan:") + "\n")
+            self.err.write(self.paint(BOLD, "plan:") + "\n")
             for step in event["plan"]:
                 self.err.write(f"  {marks.get(step['status'], '[?]')} {step['step']}\n")
         elif kind == "model.retry":
-            self.err.write(self._paint(YELLOW, f"model: {event['reason']}; retrying") + "\n")
+            self.err.write(self.paint(YELLOW, f"model: {event['reason']}; retrying") + "\n")
         self.err.flush()
         self._draw_status()
 
@@ -123,7 +130,7 @@ class TerminalRenderer:
         if status == "completed":
             usage = result.get("usage") or {}
             self.err.write(
-                self._paint(
+                self.paint(
                     DIM,
                     (
                         f"— done · {usage.get('inputTokens', 0)} tokens in, "
@@ -136,7 +143,7 @@ class TerminalRenderer:
             receipt = result.get("receipt") or {}
             aborted = ", ".join(c["tool"] for c in receipt.get("abortedToolCalls", [])) or "none"
             self.err.write(
-                self._paint(
+                self.paint(
                     YELLOW,
                     (
                         f"— cancelled · aborted tool calls: {aborted} · processes killed: "
@@ -148,6 +155,6 @@ class TerminalRenderer:
             )
         else:
             self.err.write(
-                self._paint(RED, f"— failed: {result.get('error', 'unknown error')}") + "\n"
+                self.paint(RED, f"— failed: {result.get('error', 'unknown error')}") + "\n"
             )
         self.err.flush()

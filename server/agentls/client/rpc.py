@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import itertools
 import json
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Self
 
 Handler = Callable[[dict[str, Any]], Any]
@@ -40,6 +41,7 @@ class RpcClient:
         self._notifications: dict[str, Handler] = {}
         self._requests: dict[str, Handler] = {}
         self._reading: asyncio.Task[None] | None = None
+        self._answering: set[asyncio.Future[None]] = set()
         self.closed = asyncio.Event()
 
     @classmethod
@@ -158,17 +160,39 @@ class RpcClient:
                 }
             )
             return
-        self._send({"jsonrpc": "2.0", "id": msg_id, "result": handler(params or {})})
+        result = handler(params or {})
+        if inspect.isawaitable(result):
+            # Answered when the handler is done (a question to a person, say).
+            task = asyncio.ensure_future(self._answer_later(msg_id, result))
+            self._answering.add(task)
+            task.add_done_callback(self._answering.discard)
+            return
+        self._send({"jsonrpc": "2.0", "id": msg_id, "result": result})
+
+    async def _answer_later(self, msg_id: Any, pending: Awaitable[Any]) -> None:
+        try:
+            result = await pending
+        except Exception as exc:
+            self._send(
+                {"jsonrpc": "2.0", "id": msg_id, "error": {"code": -32603, "message": str(exc)}}
+            )
+            return
+        self._send({"jsonrpc": "2.0", "id": msg_id, "result": result})
 
     # --- life cycle ----------------------------------------------------------------------------
 
-    async def initialize(self, options: dict[str, Any], root: str) -> dict[str, Any]:
+    async def initialize(
+        self, options: dict[str, Any], root: str, experimental: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        capabilities: dict[str, Any] = {"window": {"workDoneProgress": True}}
+        if experimental is not None:
+            capabilities["experimental"] = experimental
         result: dict[str, Any] = await self.call(
             "initialize",
             {
                 "processId": os.getpid(),
                 "rootUri": "file://" + root,
-                "capabilities": {"window": {"workDoneProgress": True}},
+                "capabilities": capabilities,
                 "clientInfo": {"name": "agentls exec"},
                 "initializationOptions": options,
             },

@@ -31,7 +31,8 @@ from agentls import __version__
 from agentls.protocol import errors, methods
 from agentls.protocol.converter import camel, parse
 from agentls.protocol.options import InitializationOptions
-from agentls.server.paths import workspace_from
+from agentls.server import tokens
+from agentls.server.paths import outside_client_folders, workspace_from
 
 if TYPE_CHECKING:
     from agentls.server.connection import Connection
@@ -100,8 +101,13 @@ class ServerOptions:
     """Set on the command line, before any client connects."""
 
     log_level: str = "WARNING"
-    # Required in ``initializationOptions.token`` when set (non-loopback listeners).
+    # Required in ``initializationOptions.token`` when set (always, on --tcp and --ws).
     token: str | None = None
+    # Where a generated token is written once the port is known (None: the
+    # user gave the token).
+    publish_token: bool = False
+    # Browser origins a --ws client may come from (others are refused).
+    allowed_origins: tuple[str, ...] = ()
 
 
 class SoftCancel:
@@ -270,15 +276,22 @@ class AgentProtocol(LanguageServerProtocol):
             params.initialization_options, InitializationOptions, what="initializationOptions"
         )
         expected = server.options.token
-        if expected is not None and options.token != expected:
+        if expected is not None and not tokens.matches(options.token, expected):
             raise errors.invalid_request(
-                "this server requires a token: pass initializationOptions.token"
+                "this server requires a token: pass initializationOptions.token "
+                "(the one in the file named when the server started)"
             )
         result: lsp.InitializeResult = yield from super().lsp_initialize(params)
         folders = [folder.uri for folder in params.workspace_folders or ()]
         root, source = workspace_from(options, params.root_uri, params.root_path, folders)
         if not root.is_dir():
             raise errors.invalid_params(f"{source}: the workspace {str(root)!r} is not a directory")
+        outside = outside_client_folders(root, params.root_uri, params.root_path, folders)
+        if source == "initializationOptions.workspace" and outside is not None:
+            raise errors.invalid_params(
+                f"initializationOptions.workspace: {str(root)!r} is outside the client's "
+                f"workspace folders ({outside})"
+            )
         # The connection (agents, worker, model client) starts once the client
         # has this answer (``initialized``), so that answering initialize pays
         # only for pygls itself.

@@ -8,13 +8,13 @@ unless asked otherwise.
 from __future__ import annotations
 
 import logging
-import os
 import sys
 import threading
 from collections.abc import Callable
 
 from lsprotocol import types as lsp
 
+from agentls.config import api_key
 from agentls.redaction import redact
 
 _LEVELS = {
@@ -35,7 +35,7 @@ def configure(level: str = "WARNING", log_file: str | None = None) -> None:
         else logging.StreamHandler(sys.stderr)
     )
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    handler.addFilter(RedactingFilter(os.environ.get("OPENAI_API_KEY")))
+    handler.addFilter(RedactingFilter(api_key()))
     handler.setLevel(numeric)
     root = logging.getLogger()
     root.handlers[:] = [handler]

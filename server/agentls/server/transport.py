@@ -12,13 +12,17 @@ that stops reading for good is given up on in order: see ``writer``.
 from __future__ import annotations
 
 import asyncio
+import atexit
+import contextlib
 import logging
 import os
 import signal
 import sys
 import threading
+from pathlib import Path
 from typing import Any, BinaryIO
 
+from agentls.server import tokens
 from agentls.server.app import AgentServer
 from agentls.server.framing import read_messages
 from agentls.server.writer import (
@@ -89,6 +93,22 @@ class ThreadedReader:
         data = bytes(self._buffer[:n])
         del self._buffer[:n]
         return data
+
+
+def _announce(server: AgentServer, scheme: str, address: tuple[Any, ...]) -> None:
+    """Say where we listen (and where the token is, if we made it up)."""
+    where = f"agentls listening on {scheme}://{address[0]}:{address[1]}"
+    token = server.options.token
+    if token is not None and server.options.publish_token:
+        path = tokens.publish(token, scheme, int(address[1]))
+        atexit.register(_remove, path)
+        where += f"; token in {path}"
+    print(where, file=sys.stderr, flush=True)
+
+
+def _remove(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        path.unlink()
 
 
 def _on_lost(server: AgentServer) -> OnLost:
@@ -203,8 +223,7 @@ def serve_tcp(server: AgentServer, host: str, port: int) -> int:
             await connected.put((reader, writer))
 
         listener = await asyncio.start_server(accept, host, port, limit=1 << 24)
-        address = listener.sockets[0].getsockname()
-        print(f"agentls listening on tcp://{address[0]}:{address[1]}", file=sys.stderr, flush=True)
+        _announce(server, "tcp", listener.sockets[0].getsockname())
         async with listener:
             reader, writer = await connected.get()
             listener.close()
@@ -221,6 +240,7 @@ def serve_ws(server: AgentServer, host: str, port: int) -> int:
     try:
         from websockets.asyncio.server import ServerConnection, serve
         from websockets.exceptions import ConnectionClosed
+        from websockets.typing import Origin
     except ImportError:
         print("WebSocket support needs the 'websockets' package", file=sys.stderr)
         return 2
@@ -236,13 +256,12 @@ def serve_ws(server: AgentServer, host: str, port: int) -> int:
             await connected.put(websocket)
             await finished.wait()  # keep the connection open while we serve it
 
-        async with serve(accept, host, port) as listener:
-            address = next(iter(listener.sockets)).getsockname()
-            print(
-                f"agentls listening on ws://{address[0]}:{address[1]}",
-                file=sys.stderr,
-                flush=True,
-            )
+        # A web page the user opens can open a WebSocket to localhost too: the
+        # browser sends its Origin, and only the ones allowed get in. Other
+        # clients send none.
+        origins: list[Origin | None] = [None, *map(Origin, server.options.allowed_origins)]
+        async with serve(accept, host, port, origins=origins) as listener:
+            _announce(server, "ws", next(iter(listener.sockets)).getsockname())
             websocket = await connected.get()
             writer = WebSocketAdapter(
                 websocket, asyncio.get_running_loop(), limit=limit, on_lost=_on_lost(server)

@@ -44,7 +44,7 @@ from typing import Any, Literal
 
 import anyio
 
-from agentls.tools.base import FunctionTool, ToolContext, ToolResult, get_str
+from agentls.tools.base import FunctionTool, SandboxState, ToolContext, ToolResult, get_str
 from agentls.tools.workspace import PathOutsideWorkspace, Workspace
 
 __all__ = [
@@ -965,6 +965,10 @@ class ApplyPatch(FunctionTool):
     )
     properties = {"patch": {"type": "string", "description": "The whole patch text."}}
     required = ("patch",)
+
+    def sandboxed(self, args: dict[str, Any], sandbox: SandboxState) -> bool:
+        # It writes only inside the workspace: what the sandbox lets commands do too.
+        return sandbox.writable
 
     def title(self, args: dict[str, Any], workspace: Workspace) -> str:
         paths = affected_paths(str(args.get("patch", "")))

@@ -50,6 +50,7 @@ from pathlib import Path
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 
 from agentls.config import SandboxPolicy
 from agentls.tools.cgroups import CommandCgroup
@@ -288,6 +289,9 @@ class HostedProcess:
             if not data:
                 return
             yield data
+            # Let everything else run between reads, like any stream does: a
+            # command that floods its output must not starve the event loop.
+            await anyio.lowlevel.checkpoint()
 
     async def wait(self) -> int:
         await self._job.exited.wait()
