@@ -11,7 +11,7 @@ from pathlib import Path
 
 from agentls.testing.fake_model import FakeModel, Reply
 
-from .support import WAIT, pid_alive, pids_in
+from .support import WAIT, needle, processes_with
 
 AGENTLS = [sys.executable, "-m", "agentls"]
 
@@ -60,8 +60,11 @@ async def test_exec_streams_the_answer(tmp_path: Path) -> None:
 
 
 async def test_exec_ctrl_c_cancels_the_turn_and_kills_its_processes(tmp_path: Path) -> None:
+    duration = needle()
     async with FakeModel() as fake:
-        fake.script(Reply.tool_call("exec_command", {"cmd": "sleep 300 & echo pid=$!; wait"}))
+        fake.script(
+            Reply.tool_call("exec_command", {"cmd": f"sleep {duration} & echo started; wait"})
+        )
         process = await asyncio.create_subprocess_exec(
             *AGENTLS,
             "exec",
@@ -74,17 +77,16 @@ async def test_exec_ctrl_c_cancels_the_turn_and_kills_its_processes(tmp_path: Pa
         assert process.stderr is not None
         seen = ""
         async with asyncio.timeout(WAIT * 3):
-            while "│ pid=" not in seen:  # the command's output, not its title
+            while "│ started" not in seen:  # the command's output, not its title
                 line = await process.stderr.readline()
                 assert line, f"exec ended early: {seen}"
                 seen += line.decode()
-        (pid,) = pids_in(seen.split("│ ", 1)[1])
-        assert pid_alive(pid)
+        assert processes_with(duration)
         process.send_signal(signal.SIGINT)
         _, err = await asyncio.wait_for(process.communicate(), WAIT * 3)
     assert process.returncode == 130
     assert "cancelled" in err.decode() and "processes killed: " in err.decode()
-    assert not pid_alive(pid)
+    assert not processes_with(duration)
 
 
 async def test_demo_runs_a_scripted_session(tmp_path: Path) -> None:

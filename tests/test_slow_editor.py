@@ -27,9 +27,8 @@ from typing import Any
 from agentls.testing.fake_model import FakeModelThread, Reply
 
 from .fuzz.harness import EXIT_WAIT, SERVER, START_WAIT, RawServer, initialize
-from .support import WAIT, kill_quietly, pid_alive, pids_in
+from .support import WAIT, kill_quietly, needle, pid_alive, processes_with
 
-SLEEPER = "sleep 300 & echo pid=$!; wait"
 # 20,000 distinct deltas, 1.3 MB of text: twenty times what the pipe holds.
 PIECES = [
     f"{i:06d}:" + "abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuv"
@@ -126,8 +125,11 @@ def assert_contiguous(editor: SlowEditor, pane: str) -> None:
 def slow_editor(
     fake: FakeModelThread, workspace: Path, env: dict[str, str] | None = None
 ) -> Iterator[tuple[SlowEditor, int]]:
-    """An initialized server with a fork running ``sleep 300``: (editor, sleep's pid)."""
-    fake.script(Reply.tool_call("exec_command", {"cmd": SLEEPER}), Reply.text(FLOOD, chunks=PIECES))
+    """An initialized server with a fork running ``sleep 300``: (editor, sleep's
+    real pid — found by its unique duration, in the sandbox or not)."""
+    duration = needle()
+    sleeper = f"sleep {duration} & wait"
+    fake.script(Reply.tool_call("exec_command", {"cmd": sleeper}), Reply.text(FLOOD, chunks=PIECES))
     editor = SlowEditor(fake.base_url, workspace, env=env)
     pids: list[int] = []
     try:
@@ -135,11 +137,8 @@ def slow_editor(
         assert editor.call("agent/fork", {})["result"]["pane"] == "fork-1"
         editor.request("agent/submit", {"pane": "fork-1", "prompt": "sleep"}, msg_id=100)
 
-        def output() -> str:
-            return editor.text("fork-1", "tool.output")
-
-        editor.wait_until(lambda: "pid=" in output(), "pid from the command")
-        pids.extend(pids_in(output()))
+        poll(lambda: bool(processes_with(f"sleep\0{duration}")), "the command's sleep")
+        pids.extend(processes_with(f"sleep\0{duration}"))
         assert len(pids) == 1 and pid_alive(pids[0])
         yield editor, pids[0]
     finally:

@@ -113,7 +113,8 @@ class DirectLauncher:
     async def launch(
         self, command: str, cwd: Path, env: dict[str, str], scope: ProcessScope
     ) -> Launched:
-        cgroup = CommandCgroup.create()
+        # (A system without /proc has no cgroups either.)
+        cgroup = CommandCgroup.create() if scope.table.enumerable else None
         argv = ["bash", "-lc", command]
         if cgroup is not None:
             # The shell moves itself into the command's cgroup before bash starts,

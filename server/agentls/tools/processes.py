@@ -263,10 +263,15 @@ class ProcessScope:
         groups = {root for root in roots if self.table.group_alive(root)}
         if not groups:
             return KillReport()
+
+        def group_alive(group: int) -> bool:
+            _reap_group(group)
+            return self.table.group_alive(group)
+
         _signal_groups(groups, signal.SIGTERM)
-        living = await _wait(groups, self.table.group_alive, term_grace)
+        living = await _wait(groups, group_alive, term_grace)
         _signal_groups(living, signal.SIGKILL)
-        living = await _wait(living, self.table.group_alive, grace)
+        living = await _wait(living, group_alive, grace)
         return KillReport(killed=len(groups) - len(living), surviving=len(living))
 
     async def _wait_gone(self, pids: set[int], timeout: float) -> set[int]:
@@ -290,6 +295,21 @@ class ProcessScope:
             if proc is not None and proc.zombie and proc.ppid == me:
                 with contextlib.suppress(ChildProcessError, OSError):
                     os.waitpid(pid, os.WNOHANG)
+
+
+def _reap_group(group: int) -> None:
+    """Collect the zombies of a process group that were re-parented to us (a
+    zombie still counts as a member for ``killpg(group, 0)``). Looked at first
+    without reaping, so that our direct spawns are left to the event loop."""
+    while True:
+        try:
+            found = os.waitid(os.P_PGID, group, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except (ChildProcessError, OSError):
+            return
+        if found is None or found.si_pid in _direct_children:
+            return
+        with contextlib.suppress(ChildProcessError, OSError):
+            os.waitpid(found.si_pid, os.WNOHANG)
 
 
 def _signal(pids: Iterable[int], signum: int) -> None:

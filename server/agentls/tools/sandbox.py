@@ -203,10 +203,12 @@ def bwrap_arguments(
     args = [binary, *_base_arguments(), "--bind", str(temp), "/tmp"]
     if not policy.network:
         args += ["--unshare-net", *_masks(env)]
-    # The interpreter of the host must stay reachable if it lives under /tmp.
-    prefix = os.path.realpath(sys.base_prefix)
-    if prefix.startswith("/tmp/"):
-        args += ["--ro-bind", prefix, prefix]
+    # What lives under /tmp and must stay visible (read-only): the host's
+    # interpreter, the user's home folder.
+    for keep in (sys.base_prefix, env.get("HOME", "")):
+        real = os.path.realpath(keep) if keep else ""
+        if real.startswith("/tmp/") and os.path.isdir(real):
+            args += ["--ro-bind", real, real]
     root = str(workspace)
     args += ["--bind" if policy.mode == "workspace-write" else "--ro-bind", root, root]
     args += ["--chdir", root]
