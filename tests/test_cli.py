@@ -95,3 +95,70 @@ async def test_demo_runs_a_scripted_session(tmp_path: Path) -> None:
     assert "SCRIPTED model" in out
     assert "+    return (ordered[middle - 1] + ordered[middle]) / 2" in out
     assert "OK" in out and "— done" in out
+
+
+async def test_exec_without_a_terminal_refuses_what_needs_asking(tmp_path: Path) -> None:
+    outside = tmp_path.parent / f"{tmp_path.name}-outside.txt"
+    async with FakeModel() as fake:
+        fake.script(
+            Reply.tool_call(
+                "exec_command",
+                {"cmd": f"touch {outside}", "escalate": True, "justification": "needed"},
+            ),
+            Reply.text("could not"),
+        )
+        code, _out, err = await run(
+            "exec", "write outside", env=clean_env(OPENAI_BASE_URL=fake.base_url), cwd=tmp_path
+        )
+    assert code == 0, err
+    assert not outside.exists()
+    assert "not allowed" in err and "--sandbox off --approval never" in err
+    output = fake.requests[1].body["input"][-1]["output"]
+    assert "no terminal to ask" in output and "--approval never" in output
+
+
+async def test_exec_asks_on_its_terminal(tmp_path: Path) -> None:
+    """stdin a terminal (a pseudo-terminal here): the question is shown with
+    the command and why, and the answer typed there decides."""
+    import pty
+
+    outside = tmp_path.parent / f"{tmp_path.name}-outside.txt"
+    controller, terminal = pty.openpty()
+    try:
+        async with FakeModel() as fake:
+            fake.script(
+                Reply.tool_call(
+                    "exec_command",
+                    {"cmd": f"touch {outside}", "escalate": True, "justification": "it goes there"},
+                ),
+                Reply.tool_call("exec_command", {"cmd": f"rm {outside}", "escalate": True}),
+                Reply.text("asked twice"),
+            )
+            process = await asyncio.create_subprocess_exec(
+                *AGENTLS,
+                "exec",
+                "write outside",
+                env=clean_env(OPENAI_BASE_URL=fake.base_url),
+                cwd=tmp_path,
+                stdin=terminal,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+            )
+            assert process.stderr is not None
+            seen = ""
+            for answer in (b"y\n", b"n: keep it\n"):
+                async with asyncio.timeout(WAIT * 3):
+                    while seen.count("Allow?") < (1 if answer == b"y\n" else 2):
+                        seen += (await process.stderr.read(256)).decode()
+                os.write(controller, answer)
+            _out, rest = await asyncio.wait_for(process.communicate(), WAIT * 3)
+            seen += rest.decode()
+    finally:
+        os.close(controller)
+        os.close(terminal)
+    assert process.returncode == 0, seen
+    assert f"$ touch {outside}" in seen and "why: it goes there" in seen
+    assert outside.exists(), "allowed once: it ran outside the sandbox"
+    denied = fake.requests[2].body["input"][-1]["output"]
+    assert "denied" in denied and "keep it" in denied
+    outside.unlink()
