@@ -333,3 +333,19 @@ async def test_read_only_sandbox_asks_before_patches(
     assert not (workspace / "in.txt").exists() and not (workspace / "a.txt").exists()
     assert [q["tool"] for q in asked] == ["apply_patch"]
     assert "Read-only file system" in outputs(fake)[0]
+
+
+async def test_auxiliary_jobs_get_no_tool_that_changes_anything(
+    native: AgentClient, fake: FakeModelThread, workspace: Path, asked: list[Any]
+) -> None:
+    """Nobody watches an auxiliary job, and nobody could approve what it does."""
+    fake.script(
+        Reply.tool_call("exec_command", {"cmd": "touch made.txt"}),
+        Reply.text("summary"),
+    )
+    result = await native.call("agent/auxiliary", {"prompt": "summarise"})
+    assert result == {"text": "summary"}
+    offered = {tool["name"] for tool in fake.requests[0].body["tools"]}
+    assert offered == {"read_file", "update_plan", "read_process_output"}
+    assert "unknown tool 'exec_command'" in outputs(fake)[0]
+    assert asked == [] and not (workspace / "made.txt").exists()

@@ -7,21 +7,19 @@ H.setup()
 
 vim.cmd("AgentAsk run the sleeper")
 H.wait(function()
-  return H.text():match("┃ pid=%d+\n  ┃ waiting")
-end, "the tool's output with the pid")
-local pid = tonumber(H.text():match("┃ pid=(%d+)"))
-H.check(pid, "a pid in the tool output")
+  return H.text():match("┃ waiting")
+end, "the tool's output")
 local text = H.text()
 H.check(text:find("- ⟳ Running `sleep 300", 1, true), "a one-line tool entry, running:\n" .. text)
 -- The output is folded under its tool line in the transcript window.
 local win = H.windows("main")[1]
 local folds = vim.api.nvim_win_call(win, function()
-  local row = vim.fn.search("┃ pid=", "n")
+  local row = vim.fn.search("┃ started", "n")
   return { entry = vim.fn.foldclosed(row - 1), output = vim.fn.foldclosed(row) }
 end)
 H.check(folds.entry == -1 and folds.output > 0, "the tool output is folded, its entry is not")
 
-H.step("running", { pid = pid })
+H.step("running") -- pytest checks the command's sleep runs
 
 -- Cancel from the transcript buffer with its <C-c> key.
 vim.api.nvim_set_current_win(win)
@@ -36,12 +34,11 @@ H.check(receipt:find("killed %d+ process"), "the receipt counts killed processes
 H.check(receipt:find("0 still running", 1, true), "nothing survived: " .. receipt)
 H.check(H.text():find("- ⏹ Running `sleep 300", 1, true), "the tool entry shows it was cancelled")
 H.check(pane.running == nil and #pane.submits == 0, "no turn left running")
-H.check(not H.pid_alive(pid), "the process is gone")
 for _, m in ipairs(H.messages) do
   H.check(m.level < vim.log.levels.WARN, "no warning or error: " .. m.msg)
 end
 
-H.step("cancelled", { pid = pid })
+H.step("cancelled") -- pytest checks it is gone
 vim.cmd("wincmd p")
 vim.cmd("AgentAsk continue")
 H.wait_text("Continuing after the cancel.")

@@ -16,6 +16,7 @@ local expected = {
   "AgentNew",
   "AgentSteer",
   "AgentStop",
+  "AgentStopTool",
   "AgentToggle",
 }
 H.check(vim.deep_equal(commands, expected), "the commands: " .. vim.inspect(commands))
@@ -31,7 +32,7 @@ H.check(
   vim.deep_equal(
     plugs,
     vim.tbl_filter(function(c)
-      return c ~= "AgentStop"
+      return c ~= "AgentStop" and c ~= "AgentStopTool"
     end, expected)
   ),
   "the <Plug> mappings: " .. vim.inspect(plugs)

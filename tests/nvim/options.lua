@@ -9,11 +9,20 @@ local function errors()
 end
 
 -- A valid setup says nothing.
-H.setup({ approval = "on-request", transcript = { position = "left" } })
+H.setup({
+  approval = "on-request",
+  sandbox = "read-only",
+  network = true,
+  idle_timeout = 45,
+  transcript = { position = "left" },
+})
 H.check(#errors() == 0, "a valid setup is silent: " .. vim.inspect(H.messages))
 local config = require("agentls.config")
 H.check(config.options.approval == "on-request", "approval is kept")
-H.check(config.init_options("/ws").approval == "on-request", "approval is an initialization option")
+local init = config.init_options("/ws")
+H.check(init.approval == "on-request", "approval is an initialization option")
+H.check(init.sandbox == "read-only" and init.network == true, "so are sandbox and network: " .. vim.inspect(init))
+H.check(init.idleTimeout == 45, "and the idle timeout")
 
 H.setup({
   approvl = "always", -- a typo
@@ -23,6 +32,9 @@ H.setup({
   keymaps = { thinking = "<leader>at", fork = 3 },
   statusline = { icons = { running = 1 } },
   model = "kept-model",
+  sandbox = "on",
+  network = "yes",
+  idle_timeout = 0,
 })
 local errs = errors()
 H.check(#errs == 1, "one message: " .. vim.inspect(errs))
@@ -36,6 +48,9 @@ for _, needle in ipairs({
   "unknown option `keymaps.thinking`",
   "option `keymaps.fork`: expected a key (string) or false, got 3",
   "option `statusline.icons.running`: expected a string, got 1",
+  'option `sandbox`: expected one of "workspace-write", "read-only", "off", got "on"',
+  'option `network`: expected a boolean, got "yes"',
+  "option `idle_timeout`: expected a positive number of seconds, got 0",
 }) do
   H.check(msg:find(needle, 1, true), ("the message names %s: %s"):format(needle, msg))
 end

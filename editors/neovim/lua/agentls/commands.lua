@@ -68,6 +68,12 @@ M.specs = {
       desc = "Cancel the running turn (!: every turn of the pane)",
     },
   },
+  AgentStopTool = {
+    function()
+      agent().stop_tool()
+    end,
+    { nargs = 0, desc = "Stop the running command under the cursor (in a transcript)" },
+  },
   AgentFork = {
     function()
       agent().fork()

@@ -3,6 +3,7 @@ local M = {}
 
 M.efforts = { "none", "minimal", "low", "medium", "high", "xhigh" }
 M.approvals = { "never", "on-request", "always" }
+M.sandboxes = { "workspace-write", "read-only", "off" }
 
 --- @class agentls.Options
 M.defaults = {
@@ -19,9 +20,17 @@ M.defaults = {
   base_url = nil, --- @type string|nil
   effort = nil, --- @type "none"|"minimal"|"low"|"medium"|"high"|"xhigh"|nil
   fast_mode = nil, --- @type boolean|nil
-  -- When a tool call must be allowed first: "never", "on-request" (anything
-  -- that may change something) or "always"; nil: the server's default.
+  -- When a tool call must be allowed first: "on-request" (what the sandbox
+  -- does not confine: commands the agent wants to run outside it, and
+  -- without a sandbox every command and patch), "always" or "never"; nil:
+  -- the server's default ("on-request").
   approval = nil, --- @type "never"|"on-request"|"always"|nil
+  -- Where commands run: "workspace-write" (the sandbox: they may write only
+  -- the workspace and a private /tmp), "read-only" or "off"; nil: the
+  -- server's default ("workspace-write" where the sandbox works).
+  sandbox = nil, --- @type "workspace-write"|"read-only"|"off"|nil
+  network = nil, --- @type boolean|nil let sandboxed commands use the network (default false)
+  idle_timeout = nil, --- @type number|nil seconds of model silence before a stream counts as stalled
   -- One server per workspace root. Each entry is a marker name or a list of
   -- names of equal priority; the first entry that finds a root wins; else the
   -- current directory.
@@ -54,6 +63,7 @@ M.defaults = {
     new = "<leader>an",
     toggle = "<leader>ao",
     transcript_cancel = "<C-c>", -- in a transcript buffer
+    transcript_stop_tool = "x", -- in a transcript buffer, on a running command: stop just it
     transcript_close = "q", -- in a transcript buffer: hide its window
   },
   statusline = {
@@ -137,6 +147,13 @@ local schema = {
   effort = one_of(M.efforts),
   fast_mode = boolean,
   approval = one_of(M.approvals),
+  sandbox = one_of(M.sandboxes),
+  network = boolean,
+  idle_timeout = function(v)
+    if type(v) ~= "number" or v <= 0 then
+      return "a positive number of seconds"
+    end
+  end,
   root_markers = function(v)
     if type(v) ~= "table" or not vim.islist(v) then
       return "a list of marker names or lists of names"
@@ -303,6 +320,9 @@ function M.init_options(root, settings, opts)
   end
   init.fastMode = fast
   init.approval = opts.approval
+  init.sandbox = opts.sandbox
+  init.network = opts.network
+  init.idleTimeout = opts.idle_timeout
   return init
 end
 

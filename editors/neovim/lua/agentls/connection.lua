@@ -164,7 +164,16 @@ function Connection:start()
     root_dir = self.root,
     workspace_folders = { { uri = vim.uri_from_fname(self.root), name = self.root } },
     init_options = config.init_options(self.root, self.settings),
+    capabilities = vim.tbl_deep_extend("force", vim.lsp.protocol.make_client_capabilities(), {
+      experimental = require("agentls.approval").client_capability,
+    }),
     handlers = {
+      ["agent/requestApproval"] = require("agentls.approval").handler(function(pane_name, text)
+        local pane = self.panes[pane_name]
+        if pane then
+          pane.transcript:note(text)
+        end
+      end),
       ["agent/event"] = function(_, params, ctx)
         local conn = M.by_client[ctx.client_id]
         if conn and type(params) == "table" then
@@ -890,6 +899,20 @@ end
 
 function Connection:set_fast(pane_name, enabled)
   self:set_setting(pane_name, "agent/setFastMode", "enabled", enabled, "fast", "fast mode", enabled and "on" or "off")
+end
+
+--- Stops one running tool call (agent/cancelTool); its turn goes on.
+function Connection:cancel_tool(pane_name, tool)
+  self:request("agent/cancelTool", { pane = pane_name, callId = tool.call_id }, function(result)
+    if result.cancelled then
+      local killed = tonumber(result.killedProcesses) or 0
+      util.notify(
+        ("stopped %s (%d process%s killed)"):format(tool.title, killed, killed == 1 and "" or "es")
+      )
+    else
+      util.notify(("%s is not running any more"):format(tool.title))
+    end
+  end, failed("stopping the command failed"))
 end
 
 function Connection:new_session(pane_name)

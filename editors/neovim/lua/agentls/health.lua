@@ -84,6 +84,29 @@ local function check_model()
   end
 end
 
+local function check_sandbox()
+  health.start("agentls: sandbox")
+  local mode = config.options.sandbox or "workspace-write"
+  if mode == "off" then
+    health.info("sandbox = \"off\": commands run as you; with approval \"on-request\" every command asks")
+    return
+  end
+  if vim.fn.has("linux") ~= 1 then
+    health.warn("the sandbox needs Linux (bubblewrap): commands run unsandboxed and ask first", {
+      "see docs/security.md in the agentls repository for what that means",
+    })
+  elseif vim.fn.executable("bwrap") ~= 1 and not (vim.env.AGENTLS_BWRAP and vim.env.AGENTLS_BWRAP ~= "") then
+    health.warn("bubblewrap (bwrap) is not installed: commands run unsandboxed and ask first", {
+      "install it: sudo apt-get install bubblewrap (Debian, Ubuntu), dnf install bubblewrap (Fedora)",
+    })
+  else
+    health.ok(("bubblewrap found: commands run in the sandbox (%s, network %s)"):format(
+      mode,
+      config.options.network and "allowed" or "off"
+    ))
+  end
+end
+
 --- Starts a throwaway server over stdio (not a vim.lsp client: nothing shows
 --- up in :LspInfo), sends initialize, checks the answer, shuts it down.
 local function check_initialize(cmd)
@@ -202,6 +225,7 @@ function M.check()
   check_options()
   local cmd = check_server()
   check_model()
+  check_sandbox()
   if cmd then
     check_initialize(cmd)
   end

@@ -102,6 +102,29 @@ function M.cancel(opts)
   conn:cancel(opts.pane or pane, opts.all)
 end
 
+--- Stop the running command under the cursor in a transcript (agent/cancelTool):
+--- its processes are killed, the agent gets what it printed so far, and the
+--- turn goes on.
+function M.stop_tool()
+  local bufnr = api.nvim_get_current_buf()
+  local t = require("agentls.transcript").by_buf[bufnr]
+  if not t then
+    util.notify("not in a transcript: put the cursor on a running command's line")
+    return
+  end
+  local tool = t:tool_at(api.nvim_win_get_cursor(0)[1] - 1)
+  if not tool then
+    util.notify("no command under the cursor")
+    return
+  end
+  if tool.status then
+    util.notify(("%s is not running"):format(tool.title))
+    return
+  end
+  local conn, pane = target()
+  conn:cancel_tool(pane, tool)
+end
+
 --- Fork the pane's conversation into a new pane, shown beside it.
 function M.fork(opts)
   opts = opts or {}

@@ -61,6 +61,11 @@ function M.transcript(buf)
       require("agentls").cancel()
     end, { buffer = buf, desc = "Agent: cancel this pane's running turn" })
   end
+  if keys.transcript_stop_tool then
+    vim.keymap.set("n", keys.transcript_stop_tool, function()
+      require("agentls").stop_tool()
+    end, { buffer = buf, desc = "Agent: stop the command under the cursor (the turn goes on)" })
+  end
   if keys.transcript_close then
     vim.keymap.set("n", keys.transcript_close, function()
       require("agentls.transcript").by_buf[buf]:hide()

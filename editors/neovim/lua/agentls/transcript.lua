@@ -472,7 +472,22 @@ end
 function Transcript:tool_started(tool)
   local after_tool = self.last_was_tool
   tool.handle = self:lines({ tool_line(tool) }, { blank_before = not after_tool })
+  self.tools = self.tools or {}
+  self.tools[tool.handle.row] = tool
   self.last_was_tool = true
+end
+
+--- The tool call whose line (or folded output) is at `row` (0-based), if any.
+function Transcript:tool_at(row)
+  self:flush()
+  while row > 0 do
+    local line = api.nvim_buf_get_lines(self.buf, row, row + 1, false)[1] or ""
+    if line:sub(1, #M.OUTPUT) ~= M.OUTPUT then
+      break
+    end
+    row = row - 1
+  end
+  return self.tools and self.tools[row] or nil
 end
 
 function Transcript:tool_output(tool, text)
