@@ -11,6 +11,7 @@ import { type CancellationToken, type Client, ConnectionErrorCode, type Disposab
 import {
   type AgentEvent,
   type CancelResult,
+  type CancelToolResult,
   type ClosePaneResult,
   type Context,
   DEFAULT_EFFORT,
@@ -29,6 +30,7 @@ import {
   type TurnResult,
   isEffort,
 } from './protocol';
+import { ToolProgress } from './toolProgress';
 import { type PaneState, Transcript, type TranscriptInput } from './transcript';
 
 export interface ProgressReporter {
@@ -160,7 +162,10 @@ export class AgentController {
   ) {
     this.defaults = { ...defaults };
     this.ensurePane(MAIN_PANE);
+    this.toolProgress = new ToolProgress(ui, (pane, callId) => this.stopTool(pane, callId));
   }
+
+  private readonly toolProgress: ToolProgress;
 
   // --- state ---------------------------------------------------------------------
 
@@ -213,6 +218,7 @@ export class AgentController {
     }
     const pane = this.ensurePane(event.pane);
     this.append(pane, [event]);
+    this.toolProgress.handle(event);
     if (event.kind === 'pane.closed' && event.promotedTo === undefined) {
       this.removePane(event.pane);
     }
@@ -233,6 +239,7 @@ export class AgentController {
 
   /** The server went away: its turns are over, its forks are gone. */
   serverStopped(reason: string): void {
+    this.toolProgress.endAll();
     for (const pane of [...this.panes.values()]) {
       if (pane.transcript.runningTurns().length > 0 || pane.name === MAIN_PANE) {
         this.append(pane, [{ kind: 'local.serverStopped', reason }]);
@@ -362,6 +369,15 @@ export class AgentController {
       void this.ui.info(`Nothing to cancel on ${pane}.`);
     }
     return result;
+  }
+
+  /**
+   * Stop one running command (a Stop button, its progress notification's
+   * Cancel): `agent/cancelTool`. Its processes are killed, the model gets what
+   * it printed so far, and the turn goes on.
+   */
+  async stopTool(pane: string, callId: string): Promise<CancelToolResult | undefined> {
+    return this.call<CancelToolResult>(Method.cancelTool, { pane, callId });
   }
 
   /** AgentLS: Fork — a new pane with a copy of the conversation, shown beside main. */

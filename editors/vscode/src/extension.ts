@@ -1,12 +1,14 @@
 /** Entry point: wires the server, the controller, the views and the commands together. */
 
 import * as vscode from 'vscode';
+import { VsCodeApprovalUi } from './approvalUi';
+import { askApproval } from './approvals';
 import { AgentController } from './controller';
 import { AgentServer } from './languageClient';
 import { TranscriptPanels } from './panel';
 import { Method } from './protocol';
 import { findExecutable, hasAgentls } from './serverCommand';
-import { SECTION, type Settings, configurationChange, needsRestart, readSettings } from './settings';
+import { SECTION, type Settings, configurationChange, needsRestart, readSettings, restartReason } from './settings';
 import { AgentStatusBar, showServerStatus } from './statusBar';
 import { VsCodeUi } from './ui';
 
@@ -49,6 +51,8 @@ async function pythonExtensionInterpreter(): Promise<string | undefined> {
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   const ui = new VsCodeUi();
+  const approvalUi = new VsCodeApprovalUi(workspacePath);
+  context.subscriptions.push(approvalUi);
   let settings = currentSettings();
   const events: { controller?: AgentController } = {};
   const agentServer = new AgentServer({
@@ -64,6 +68,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       events.controller?.serverStarted({ effort: settings.effort, fastMode: settings.fastMode });
     },
     onStopped: (reason) => events.controller?.serverStopped(reason),
+    approve: (params) => askApproval(params, approvalUi),
   });
   server = agentServer;
   const controller = new AgentController(agentServer.adapter, ui, {
@@ -76,6 +81,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     ask: (pane, text) => void controller.submit(pane, text),
     steer: (pane, text) => void controller.steer({ pane, prompt: text }),
     cancel: (pane) => void controller.cancel({ pane }),
+    stopTool: (pane, callId) => void controller.stopTool(pane, callId),
     fork: () => void controller.fork(),
     closePane: (pane) => void controller.closePane({ pane }),
   });
@@ -111,10 +117,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       const next = currentSettings();
       settings = next;
       if (needsRestart(previous, next)) {
+        const why = restartReason(previous, next);
         const choice = await vscode.window.showInformationMessage(
           agentServer.running
-            ? 'AgentLS: the server command changed. Restart the server now? Running turns are cancelled.'
-            : 'AgentLS: the server command changed. Start the server with it now?',
+            ? `AgentLS: ${why}. Restart the server now? Running turns are cancelled.`
+            : `AgentLS: ${why}. Start the server with it now?`,
           'Restart Server',
         );
         if (choice === 'Restart Server') {

@@ -21,6 +21,8 @@ import { type CancellationToken, type Client, type Disposable, notRunningError }
 import {
   type AgentCapabilities,
   type AgentEvent,
+  type ApprovalParams,
+  type ApprovalResult,
   Method,
   PROTOCOL_VERSION,
   type ProgressToken,
@@ -102,7 +104,20 @@ export interface ServerHooks {
   onRunning(): void;
   /** A running server went away (crash, restart or stop). */
   onStopped(reason: string): void;
+  /** The server asks before a tool call (`agent/requestApproval`). */
+  approve(params: ApprovalParams): Promise<ApprovalResult>;
 }
+
+/** Tells the server we answer `agent/requestApproval` (else it falls back to window/showMessageRequest). */
+const APPROVALS_FEATURE = {
+  fillClientCapabilities(capabilities: { experimental?: unknown }): void {
+    const experimental = (capabilities.experimental ?? {}) as Record<string, unknown>;
+    capabilities.experimental = { ...experimental, agentls: { requestApproval: true } };
+  },
+  initialize(): void {},
+  getState: () => ({ kind: 'static' as const }),
+  clear(): void {},
+};
 
 const SETTINGS_ACTIONS = ['Open Settings', 'Restart Server', 'Show Server Log'];
 
@@ -290,9 +305,11 @@ export class AgentServer implements vscode.Disposable {
         },
       },
     );
+    client.registerFeature(APPROVALS_FEATURE);
     const connection = new ServerConnection(client);
     connection.subscriptions.push(
       client.onNotification(Method.event, (event: AgentEvent) => this.events.fire(event)),
+      client.onRequest(Method.requestApproval, (params: ApprovalParams) => this.hooks.approve(params)),
       client.onDidChangeState(({ oldState, newState }) => {
         if (newState === State.Running && !connection.discarded) {
           this.setStatus({ state: 'running' });

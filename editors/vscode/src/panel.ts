@@ -19,6 +19,7 @@ export interface PanelActions {
   ask(pane: string, text: string): void;
   steer(pane: string, text: string): void;
   cancel(pane: string): void;
+  stopTool(pane: string, callId: string): void;
   fork(): void;
   closePane(pane: string): void;
 }
@@ -160,6 +161,9 @@ class TranscriptView implements vscode.Disposable {
         return;
       case 'cancel':
         this.actions.cancel(this.pane);
+        return;
+      case 'stopTool':
+        this.actions.stopTool(this.pane, message.callId);
         return;
       case 'fork':
         this.actions.fork();

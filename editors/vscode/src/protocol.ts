@@ -18,6 +18,10 @@ export const Method = {
   setFastMode: 'agent/setFastMode',
   auxiliary: 'agent/auxiliary',
   newSession: 'agent/newSession',
+  setApproval: 'agent/setApproval',
+  cancelTool: 'agent/cancelTool',
+  processes: 'agent/processes',
+  requestApproval: 'agent/requestApproval',
   event: 'agent/event',
   didChangeConfiguration: 'workspace/didChangeConfiguration',
 } as const;
@@ -30,6 +34,24 @@ export const DEFAULT_EFFORT: Effort = 'medium';
 
 export function isEffort(value: unknown): value is Effort {
   return typeof value === 'string' && (EFFORTS as readonly string[]).includes(value);
+}
+
+/** When a tool call asks the user first (docs/security.md). */
+export const APPROVALS = ['on-request', 'always', 'never'] as const;
+export type Approval = (typeof APPROVALS)[number];
+export const DEFAULT_APPROVAL: Approval = 'on-request';
+
+/** Where commands run. */
+export const SANDBOXES = ['workspace-write', 'read-only', 'off'] as const;
+export type Sandbox = (typeof SANDBOXES)[number];
+export const DEFAULT_SANDBOX: Sandbox = 'workspace-write';
+
+export function isApproval(value: unknown): value is Approval {
+  return typeof value === 'string' && (APPROVALS as readonly string[]).includes(value);
+}
+
+export function isSandbox(value: unknown): value is Sandbox {
+  return typeof value === 'string' && (SANDBOXES as readonly string[]).includes(value);
 }
 
 /** JSON-RPC error codes the server uses. */
@@ -145,6 +167,41 @@ export interface NewSessionResult {
   sessionId: string;
 }
 
+export interface CancelToolResult {
+  cancelled: boolean;
+  killedProcesses: number;
+}
+
+/** `agent/requestApproval` (server → client): a tool call waits for the user. */
+export interface ApprovalParams {
+  pane: string;
+  turnId: number;
+  callId: string;
+  tool: string;
+  title: string;
+  /** A command (exec_command, start_process, …). */
+  command?: string;
+  /** A patch, as a unified diff of the files it changes. */
+  diff?: string;
+  /** Why the model wants to run the command outside the sandbox. */
+  justification?: string;
+}
+
+export type ApprovalDecision = 'allow' | 'allowSession' | 'deny';
+
+export interface ApprovalResult {
+  decision: ApprovalDecision;
+  reason?: string;
+}
+
+export interface BackgroundProcess {
+  processId: string;
+  command: string;
+  startedAt: string;
+  running: boolean;
+  exitCode?: number;
+}
+
 /** `capabilities.experimental.agentls` of the `initialize` result. */
 export interface AgentCapabilities {
   protocolVersion: number;
@@ -160,6 +217,10 @@ export interface InitializationOptions {
   effort?: Effort;
   fastMode?: boolean;
   workspace?: string;
+  approval?: Approval;
+  sandbox?: Sandbox;
+  network?: boolean;
+  idleTimeout?: number;
 }
 
 /** The settings section `workspace/didChangeConfiguration` carries. */
@@ -169,6 +230,7 @@ export interface ConfigurationSettings {
     baseUrl: string;
     effort: Effort;
     fastMode: boolean;
+    approval: Approval;
   };
 }
 

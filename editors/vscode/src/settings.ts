@@ -6,11 +6,17 @@
  */
 
 import {
+  type Approval,
   type ConfigurationSettings,
+  DEFAULT_APPROVAL,
   DEFAULT_EFFORT,
+  DEFAULT_SANDBOX,
   type Effort,
   type InitializationOptions,
+  type Sandbox,
+  isApproval,
   isEffort,
+  isSandbox,
 } from './protocol';
 
 export const SECTION = 'agentls';
@@ -20,6 +26,14 @@ export interface Settings {
   baseUrl: string;
   effort: Effort;
   fastMode: boolean;
+  /** When tool calls ask first; changes apply to the running server. */
+  approval: Approval;
+  /** Where commands run; a change needs a server restart. */
+  sandbox: Sandbox;
+  /** Sandboxed commands may use the network; a change needs a restart. */
+  network: boolean;
+  /** Seconds of model silence before a stream counts as stalled (0: the server's default). */
+  idleTimeout: number;
   /** The full command line, already split; empty: not set. */
   serverCommand: string[];
   pythonPath: string;
@@ -36,6 +50,9 @@ function text(value: unknown): string {
 
 export function readSettings(config: ConfigurationReader): Settings {
   const effort = config.get<unknown>('effort');
+  const approval = config.get<unknown>('approval');
+  const sandbox = config.get<unknown>('sandbox');
+  const idleTimeout = config.get<unknown>('idleTimeout');
   const command = config.get<unknown>('serverCommand');
   let serverCommand: string[] = [];
   if (Array.isArray(command)) {
@@ -48,6 +65,10 @@ export function readSettings(config: ConfigurationReader): Settings {
     baseUrl: text(config.get('baseUrl')),
     effort: isEffort(effort) ? effort : DEFAULT_EFFORT,
     fastMode: config.get<unknown>('fastMode') === true,
+    approval: isApproval(approval) ? approval : DEFAULT_APPROVAL,
+    sandbox: isSandbox(sandbox) ? sandbox : DEFAULT_SANDBOX,
+    network: config.get<unknown>('network') === true,
+    idleTimeout: typeof idleTimeout === 'number' && idleTimeout > 0 ? idleTimeout : 0,
     serverCommand,
     pythonPath: text(config.get('pythonPath')),
   };
@@ -55,7 +76,16 @@ export function readSettings(config: ConfigurationReader): Settings {
 
 /** `initializationOptions` for `initialize`: empty settings are left to the server's defaults. */
 export function initializationOptions(settings: Settings, workspace?: string): InitializationOptions {
-  const options: InitializationOptions = { effort: settings.effort, fastMode: settings.fastMode };
+  const options: InitializationOptions = {
+    effort: settings.effort,
+    fastMode: settings.fastMode,
+    approval: settings.approval,
+    sandbox: settings.sandbox,
+    network: settings.network,
+  };
+  if (settings.idleTimeout > 0) {
+    options.idleTimeout = settings.idleTimeout;
+  }
   if (settings.model !== '') {
     options.model = settings.model;
   }
@@ -94,14 +124,32 @@ export function configurationChange(
   if (next.fastMode !== previous.fastMode) {
     change.fastMode = next.fastMode;
   }
+  if (next.approval !== previous.approval) {
+    change.approval = next.approval;
+  }
   return Object.keys(change).length === 0 ? undefined : { settings: { agentls: change } };
 }
 
-/** Whether the server must be restarted for the change (its command line changed). */
+/** Whether the server must be restarted for the change (its command line or start-up options changed). */
 export function needsRestart(previous: Settings, next: Settings): boolean {
   return (
-    previous.pythonPath !== next.pythonPath || previous.serverCommand.join('\u0000') !== next.serverCommand.join('\u0000')
+    previous.pythonPath !== next.pythonPath ||
+    previous.serverCommand.join('\u0000') !== next.serverCommand.join('\u0000') ||
+    previous.sandbox !== next.sandbox ||
+    previous.network !== next.network ||
+    previous.idleTimeout !== next.idleTimeout
   );
+}
+
+/** What changed that needs a restart, for the offer to restart. */
+export function restartReason(previous: Settings, next: Settings): string {
+  if (previous.sandbox !== next.sandbox || previous.network !== next.network) {
+    return 'the sandbox settings changed';
+  }
+  if (previous.idleTimeout !== next.idleTimeout) {
+    return 'the idle timeout changed';
+  }
+  return 'the server command changed';
 }
 
 /** Split a command line like a POSIX shell would for plain words, quotes and backslashes. */

@@ -24,6 +24,8 @@ export type ViewMessage =
   | { type: 'ask'; text: string }
   | { type: 'steer'; text: string }
   | { type: 'cancel' }
+  /** The Stop button of a running tool call. */
+  | { type: 'stopTool'; callId: string }
   | { type: 'fork' }
   | { type: 'closePane' };
 
@@ -31,7 +33,7 @@ export function isViewMessage(value: unknown): value is ViewMessage {
   if (typeof value !== 'object' || value === null) {
     return false;
   }
-  const message = value as { type?: unknown; text?: unknown };
+  const message = value as { type?: unknown; text?: unknown; callId?: unknown };
   switch (message.type) {
     case 'ready':
     case 'cancel':
@@ -41,6 +43,8 @@ export function isViewMessage(value: unknown): value is ViewMessage {
     case 'ask':
     case 'steer':
       return typeof message.text === 'string';
+    case 'stopTool':
+      return typeof message.callId === 'string';
     default:
       return false;
   }

@@ -189,7 +189,15 @@ class TranscriptRenderer {
         const node = element('details', 'entry tool');
         node.dataset.call = entry.callId;
         const summary = element('summary');
-        summary.append(element('span', 'icon'), element('span', 'title'), element('span', 'state'));
+        const stop = element('button', 'stop secondary', 'Stop');
+        stop.title = 'Stop this command (the turn goes on)';
+        stop.addEventListener('click', (event) => {
+          event.preventDefault(); // not a click on the summary: the entry stays as it is
+          event.stopPropagation();
+          stop.disabled = true;
+          vscode.postMessage({ type: 'stopTool', callId: entry.callId });
+        });
+        summary.append(element('span', 'icon'), element('span', 'title'), element('span', 'state'), stop);
         node.append(summary);
         if (entry.tool === 'apply_patch') {
           node.append(element('pre', 'args'));
@@ -259,6 +267,8 @@ class TranscriptRenderer {
   private updateTool(view: EntryView, entry: ToolCallEntry): void {
     const node = view.node as HTMLDetailsElement;
     node.dataset.status = entry.status;
+    const stop = query<HTMLButtonElement>(node, 'button.stop');
+    stop.hidden = entry.status !== 'running';
     query(node, '.title').innerHTML = markdown.renderInline(entry.title);
     query(node, '.state').textContent = toolStatusLabel(entry);
     query<HTMLElement>(node, 'summary').title = JSON.stringify(entry.arguments, null, 2) ?? '';

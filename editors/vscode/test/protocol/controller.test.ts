@@ -6,10 +6,11 @@
 
 import * as assert from 'node:assert/strict';
 import { afterEach, describe, test } from 'node:test';
+import { ALLOW_ONCE, ALLOW_SESSION, type ApprovalUi, DENY, askApproval } from '../../src/approvals';
 import { AgentController } from '../../src/controller';
 import type { TurnResult } from '../../src/protocol';
 import type { ToolCallEntry } from '../../src/transcript';
-import { pidAlive, pidsIn, waitFor } from '../support/env';
+import { processesWith, uniqueDuration, waitFor } from '../support/env';
 import { FakeModel, type ScriptedReply } from '../support/fakeModel';
 import { FakeUi } from '../support/fakeUi';
 import { ServerProcess } from '../support/server';
@@ -24,7 +25,11 @@ afterEach(async () => {
   }
 });
 
-async function setUp(script: ScriptedReply[]): Promise<{
+async function setUp(
+  script: ScriptedReply[],
+  options: Parameters<typeof ServerProcess.start>[0] = {},
+  approve?: Parameters<typeof ServerProcess.start>[1],
+): Promise<{
   fake: FakeModel;
   server: ServerProcess;
   ui: FakeUi;
@@ -32,7 +37,7 @@ async function setUp(script: ScriptedReply[]): Promise<{
 }> {
   const fake = await FakeModel.start(script);
   running.push(fake);
-  const server = await ServerProcess.start({ baseUrl: fake.baseUrl });
+  const server = await ServerProcess.start({ baseUrl: fake.baseUrl, ...options }, approve);
   running.push(server);
   const ui = new FakeUi();
   const controller = new AgentController(server, ui);
@@ -41,19 +46,13 @@ async function setUp(script: ScriptedReply[]): Promise<{
   return { fake, server, ui, controller };
 }
 
-function toolOutput(controller: AgentController, pane = 'main'): string {
-  return (controller.pane(pane)?.transcript.turnList() ?? [])
-    .flatMap((turn) => turn.entries)
-    .filter((entry): entry is ToolCallEntry => entry.kind === 'tool')
-    .map((entry) => entry.output)
-    .join('');
-}
 
 describe('AgentController against the real server', () => {
   test('Ask sends the selection, shows progress, streams into the transcript; Cancel in the progress stops the turn', async () => {
+    const duration = uniqueDuration();
     const { fake, ui, controller } = await setUp([
       { text: 'It defines `f`, which does nothing.', chunks: 4 },
-      { tool_call: { name: 'exec_command', arguments: { cmd: 'sleep 300 & echo pid=$!; wait' } } },
+      { tool_call: { name: 'exec_command', arguments: { cmd: `sleep ${duration} & wait` } } },
     ]);
     ui.inputs.push('Explain this');
     ui.selection = {
@@ -78,12 +77,9 @@ describe('AgentController against the real server', () => {
     ui.selection = undefined;
     const sleeping = controller.submit('main', 'Sleep for a while');
     await waitFor('the pane to run', () => controller.paneState('main') === 'running');
-    const [pid] = await waitFor('the sleep pid', () => {
-      const pids = pidsIn(toolOutput(controller));
-      return pids.length > 0 ? pids : undefined;
-    });
-    assert.ok(pidAlive(pid));
-    ui.progress[1].source.cancel(); // the Cancel button of the progress notification
+    // (In the sandbox the command cannot print its real pid: found by its duration.)
+    await waitFor('the sleep', () => processesWith(`sleep\0${duration}`).length > 0);
+    ui.progress[1].source.cancel(); // the Cancel button of the turn's progress notification
     const cancelled = (await sleeping) as TurnResult | undefined;
     if (cancelled !== undefined) {
       assert.equal(cancelled.status, 'cancelled');
@@ -93,7 +89,7 @@ describe('AgentController against the real server', () => {
     );
     assert.equal(second.receipt?.abortedToolCalls[0]?.tool, 'exec_command');
     assert.equal(second.receipt?.survivingProcesses, 0);
-    assert.equal(pidAlive(pid), false, 'the sleep child is gone');
+    assert.deepEqual(processesWith(duration), [], 'the sleep child is gone');
     assert.equal(controller.paneState('main'), 'cancelled');
     assert.deepEqual(main.transcript.gaps, []);
     assert.deepEqual(ui.errors, []);
@@ -175,5 +171,67 @@ describe('AgentController against the real server', () => {
       ],
     );
     assert.deepEqual(main.transcript.gaps, []);
+  });
+
+  test('a running command has a progress of its own: its Cancel stops just that command, the turn goes on', async () => {
+    const duration = uniqueDuration();
+    const { fake, ui, controller } = await setUp([
+      {
+        tool_call: {
+          name: 'exec_command',
+          arguments: { cmd: `echo started; sleep ${duration} & wait` },
+          call_id: 'call_long',
+        },
+      },
+      'Went on without it.',
+    ]);
+    const turn = controller.submit('main', 'Run the long one');
+    await waitFor('the sleep', () => processesWith(`sleep\0${duration}`).length > 0);
+    const progress = await waitFor('the command progress', () =>
+      ui.progress.find((record) => record.title.startsWith('AgentLS: Running `echo started')),
+    );
+    progress.source.cancel();
+    const result = (await turn) as TurnResult;
+    assert.equal(result.status, 'completed');
+    assert.equal(result.finalMessage, 'Went on without it.');
+    assert.deepEqual(processesWith(duration), []);
+    assert.ok(progress.done, 'the command progress ended with the command');
+    const outputs = (fake.requests[1].input ?? []).filter((item) => item.type === 'function_call_output');
+    assert.match(String(outputs[0].output), /^Cancelled by the user/);
+    const entry = controller.pane('main')!.transcript.turnList()[0].entries.find((e) => e.kind === 'tool') as ToolCallEntry;
+    assert.equal(entry.status, 'cancelled');
+  });
+
+  test('approvals: allow once, allow for the session (that command only), deny with a reason the model reads', async () => {
+    const answers = [ALLOW_ONCE, ALLOW_SESSION, DENY];
+    const shown: string[] = [];
+    const approvalUi: ApprovalUi = {
+      choose: async (_message, detail) => {
+        shown.push(detail);
+        return answers.shift();
+      },
+      inputBox: async () => 'not in this repository',
+      showDiff: async () => undefined,
+    };
+    const { fake, controller } = await setUp(
+      [
+        { tool_call: { name: 'exec_command', arguments: { cmd: 'echo once' } } },
+        { tool_call: { name: 'exec_command', arguments: { cmd: 'echo session' } } },
+        { tool_call: { name: 'exec_command', arguments: { cmd: 'echo session' } } },
+        { tool_call: { name: 'exec_command', arguments: { cmd: 'touch denied.txt' } } },
+        'Three questions.',
+      ],
+      { approval: 'always' },
+      (params) => askApproval(params, approvalUi),
+    );
+    const result = (await controller.submit('main', 'Run them')) as TurnResult;
+    assert.equal(result.status, 'completed');
+    assert.deepEqual(shown, ['$ echo once', '$ echo session', '$ touch denied.txt']);
+    const outputs = (fake.requests.at(-1)?.input ?? [])
+      .filter((item) => item.type === 'function_call_output')
+      .map((item) => String(item.output));
+    assert.match(outputs[0], /once/);
+    assert.match(outputs[2], /session/);
+    assert.match(outputs[3], /denied.*not in this repository/);
   });
 });

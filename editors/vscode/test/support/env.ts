@@ -64,3 +64,31 @@ export function pidAlive(pid: number): boolean {
 export function pidsIn(text: string): number[] {
   return [...text.matchAll(/pid=(\d+)/g)].map((match) => Number(match[1]));
 }
+
+/**
+ * Live processes whose command line contains `needle`, by their real pids.
+ * A sandboxed command cannot print its real pid (it has its own pid
+ * namespace): tests give it a unique argument and find it by that.
+ */
+export function processesWith(needle: string): number[] {
+  const pids: number[] = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) {
+      continue;
+    }
+    try {
+      const cmdline = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      if (cmdline.includes(needle) && pidAlive(Number(entry))) {
+        pids.push(Number(entry));
+      }
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return pids;
+}
+
+/** A `sleep` duration no other test uses: 300.<unique digits>. */
+export function uniqueDuration(): string {
+  return `300.${process.pid}${Date.now() % 1_000_000}${Math.floor(Math.random() * 1000)}`;
+}

@@ -48,6 +48,9 @@ export class LanguageClient {
   readonly requests: Array<{ method: string; params: any; token: any }> = [];
   readonly notifications: Array<{ method: string; params: any }> = [];
   private readonly handlers = new Map<string, (params: any) => void>();
+  private readonly requestHandlers = new Map<string, (params: any) => unknown>();
+  /** Features registered before the start (they fill the client capabilities). */
+  readonly features: any[] = [];
   private readonly progress = new Map<string | number, (value: any) => void>();
   private readonly stateChanged = new EventEmitter<{ oldState: State; newState: State }>();
   initializeResult: any = {
@@ -141,6 +144,33 @@ export class LanguageClient {
   onNotification(method: string, handler: (params: any) => void): { dispose(): void } {
     this.handlers.set(method, handler);
     return { dispose: () => this.handlers.delete(method) };
+  }
+
+  onRequest(method: string, handler: (params: any) => unknown): { dispose(): void } {
+    this.requestHandlers.set(method, handler);
+    return { dispose: () => this.requestHandlers.delete(method) };
+  }
+
+  registerFeature(feature: unknown): void {
+    this.features.push(feature);
+  }
+
+  /** The client capabilities the registered features declare. */
+  capabilities(): any {
+    const capabilities: any = {};
+    for (const feature of this.features) {
+      feature.fillClientCapabilities(capabilities);
+    }
+    return capabilities;
+  }
+
+  /** The server sends a request; resolves with the extension's answer. */
+  async ask(method: string, params: unknown): Promise<unknown> {
+    const handler = this.requestHandlers.get(method);
+    if (handler === undefined) {
+      throw new Error(`no handler for ${method}`);
+    }
+    return handler(params);
   }
 
   onProgress(_type: unknown, token: string | number, handler: (value: any) => void): { dispose(): void } {

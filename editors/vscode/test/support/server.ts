@@ -19,6 +19,8 @@ import type { CancellationToken, Client, Disposable } from '../../src/client';
 import type {
   AgentCapabilities,
   AgentEvent,
+  ApprovalParams,
+  ApprovalResult,
   InitializationOptions,
   ProgressToken,
   WorkDoneProgress,
@@ -52,7 +54,14 @@ export class ServerProcess implements Client {
     });
   }
 
-  static async start(options: InitializationOptions & { workspace?: string } = {}): Promise<ServerProcess> {
+  /**
+   * Start and initialize a server. With `approve`, the client answers
+   * `agent/requestApproval` (and says so in its capabilities).
+   */
+  static async start(
+    options: InitializationOptions & { workspace?: string } = {},
+    approve?: (params: ApprovalParams) => Promise<ApprovalResult>,
+  ): Promise<ServerProcess> {
     const scratch: string[] = [];
     const workspace = options.workspace ?? tempDir('workspace');
     if (options.workspace === undefined) {
@@ -73,11 +82,17 @@ export class ServerProcess implements Client {
     );
     const server = new ServerProcess(connection, child, workspace, scratch);
     child.stderr!.on('data', (chunk: Buffer) => server.stderr.push(chunk.toString()));
+    if (approve !== undefined) {
+      connection.onRequest('agent/requestApproval', approve);
+    }
     connection.listen();
     const result = (await connection.sendRequest('initialize', {
       processId: process.pid,
       rootUri: pathToFileURL(workspace).toString(),
-      capabilities: { window: { workDoneProgress: true } },
+      capabilities: {
+        window: { workDoneProgress: true },
+        ...(approve !== undefined ? { experimental: { agentls: { requestApproval: true } } } : {}),
+      },
       initializationOptions: { ...options, workspace },
     })) as { capabilities: { experimental?: { agentls?: AgentCapabilities } } };
     server.caps = result.capabilities.experimental?.agentls;

@@ -221,7 +221,13 @@ export const stub = {
   settings: {} as Record<string, unknown>,
   inputs: [] as Array<string | undefined>,
   picks: [] as Array<string | undefined>,
-  messages: [] as Array<{ kind: 'info' | 'warning' | 'error'; message: string; actions: string[] }>,
+  messages: [] as Array<{
+    kind: 'info' | 'warning' | 'error';
+    message: string;
+    actions: string[];
+    modal?: boolean;
+    detail?: string;
+  }>,
   quickPicks: [] as Array<{ items: Array<{ label: string; detail?: string }>; options: unknown }>,
   answer: undefined as string | undefined,
   progress: [] as ProgressCall[],
@@ -269,8 +275,10 @@ export const window = {
     stub.messages.push({ kind: 'info', message, actions });
     return stub.answer;
   },
-  async showWarningMessage(message: string, ...actions: string[]): Promise<string | undefined> {
-    stub.messages.push({ kind: 'warning', message, actions });
+  async showWarningMessage(message: string, ...rest: unknown[]): Promise<string | undefined> {
+    // An options object ({modal, detail}) may come before the actions.
+    const options = typeof rest[0] === 'object' && rest[0] !== null ? (rest.shift() as { modal?: boolean; detail?: string }) : {};
+    stub.messages.push({ kind: 'warning', message, actions: rest as string[], modal: options.modal, detail: options.detail });
     return stub.answer;
   },
   async showErrorMessage(message: string, ...actions: string[]): Promise<string | undefined> {
@@ -320,6 +328,9 @@ export const workspace = {
     };
   },
   onDidChangeConfiguration: stub.configurationChanged.event,
+  registerTextDocumentContentProvider(): Disposable {
+    return new Disposable();
+  },
 };
 
 export const commands = {

@@ -111,7 +111,14 @@ describe('the extension in a stub VS Code', () => {
     stub.settings['agentls.effort'] = 'low';
     const client = await activated();
     assert.equal(client.id, 'agentls', 'agentls.trace.server is the trace setting');
-    assert.deepEqual(client.clientOptions.initializationOptions(), { effort: 'low', fastMode: false, model: 'gpt-test' });
+    assert.deepEqual(client.clientOptions.initializationOptions(), {
+      effort: 'low',
+      fastMode: false,
+      approval: 'on-request',
+      sandbox: 'workspace-write',
+      network: false,
+      model: 'gpt-test',
+    });
     assert.equal(statusText(), '$(hubot) AgentLS main: idle · low');
     assert.equal(stub.statusBarItems[0].command, 'agentls.showTranscript');
   });
@@ -179,6 +186,7 @@ describe('the extension in a stub VS Code', () => {
     client.respond = async (method) => {
       if (method === 'agent/steer') return { outcome: 'admitted', turnId: 1 };
       if (method === 'agent/cancel') return { cancelled: 1, receipts: [] };
+      if (method === 'agent/cancelTool') return { cancelled: true, killedProcesses: 2 };
       if (method === 'agent/closePane') return { cancelled: 0 };
       return { pane: 'main', turnId: 1, status: 'completed', finalMessage: '' };
     };
@@ -186,14 +194,17 @@ describe('the extension in a stub VS Code', () => {
     const view = panel();
     view.webview.received.fire({ type: 'steer', text: 'use tabs' });
     view.webview.received.fire({ type: 'cancel' });
+    view.webview.received.fire({ type: 'stopTool', callId: 'call_7' }); // a tool call's Stop button
     view.webview.received.fire({ type: 'closePane' });
     view.webview.received.fire({ type: 'bogus' });
-    await waitFor('three requests', () => client.requests.length === 3);
+    view.webview.received.fire({ type: 'stopTool' });
+    await waitFor('four requests', () => client.requests.length === 4);
     assert.deepEqual(
       client.requests.map((request) => [request.method, request.params]),
       [
         ['agent/steer', { pane: 'main', prompt: 'use tabs' }],
         ['agent/cancel', { pane: 'main' }],
+        ['agent/cancelTool', { pane: 'main', callId: 'call_7' }],
         ['agent/closePane', { pane: 'main' }],
       ],
     );
@@ -202,7 +213,7 @@ describe('the extension in a stub VS Code', () => {
     await vscode.commands.executeCommand('agentls.closePane');
     await vscode.commands.executeCommand('agentls.closePane', 'main');
     assert.deepEqual(
-      client.requests.slice(3).map((request) => [request.method, request.params]),
+      client.requests.slice(4).map((request) => [request.method, request.params]),
       [
         ['agent/closePane', { pane: 'fork-1' }],
         ['agent/closePane', { pane: 'main' }],
@@ -225,6 +236,45 @@ describe('the extension in a stub VS Code', () => {
     await waitFor('the restart offer', () => stub.messages.length > 0);
     assert.deepEqual(stub.messages[0].actions, ['Restart Server']);
     assert.equal(client.notifications.length, 1);
+  });
+
+  test('the server asks before a tool call: the command in a modal dialog, the answer goes back', async () => {
+    const client = await activated();
+    assert.deepEqual(client.capabilities().experimental, { agentls: { requestApproval: true } });
+    stub.answer = 'Allow for this session';
+    const answer = await client.ask('agent/requestApproval', {
+      pane: 'main',
+      turnId: 1,
+      callId: 'c1',
+      tool: 'exec_command',
+      title: 'Running `make deploy`',
+      command: 'make deploy',
+      justification: 'it uploads the build',
+    });
+    assert.deepEqual(answer, { decision: 'allowSession' });
+    const [question] = stub.messages;
+    assert.equal(question.kind, 'warning');
+    assert.equal(question.modal, true);
+    assert.equal(question.message, 'AgentLS (main) wants to: Running `make deploy`');
+    assert.equal(question.detail, '$ make deploy\n\nWhy: it uploads the build');
+    assert.deepEqual(question.actions, ['Allow once', 'Allow for this session', 'Deny']);
+    stub.answer = 'Deny';
+    stub.inputs.push('not from here');
+    assert.deepEqual(await client.ask('agent/requestApproval', { ...question, pane: 'main', title: 't', tool: 'x' }), {
+      decision: 'deny',
+      reason: 'not from here',
+    });
+  });
+
+  test('approval changes reach the running server; sandbox changes offer a restart', async () => {
+    const client = await activated();
+    changeSettings({ 'agentls.approval': 'always' });
+    await waitFor('didChangeConfiguration', () => client.notifications.length > 0);
+    assert.deepEqual(client.notifications[0].params, { settings: { agentls: { approval: 'always' } } });
+    changeSettings({ 'agentls.sandbox': 'off' });
+    await waitFor('the restart offer', () => stub.messages.length > 0);
+    assert.match(stub.messages[0].message, /the sandbox settings changed/);
+    assert.deepEqual(stub.messages[0].actions, ['Restart Server']);
   });
 
   test('Show Server Log shows the output channel', async () => {

@@ -6,6 +6,7 @@ import {
   initializationOptions,
   needsRestart,
   readSettings,
+  restartReason,
   splitCommandLine,
 } from '../../src/settings';
 
@@ -22,9 +23,23 @@ describe('settings', () => {
       baseUrl: '',
       effort: 'medium',
       fastMode: false,
+      approval: 'on-request',
+      sandbox: 'workspace-write',
+      network: false,
+      idleTimeout: 0,
       serverCommand: [],
       pythonPath: '',
     });
+  });
+
+  test('approval, sandbox, network and idle timeout are read and checked', () => {
+    const settings = readSettings(reader({ approval: 'always', sandbox: 'off', network: true, idleTimeout: 45 }));
+    assert.deepEqual(
+      [settings.approval, settings.sandbox, settings.network, settings.idleTimeout],
+      ['always', 'off', true, 45],
+    );
+    const bad = readSettings(reader({ approval: 'sometimes', sandbox: 'on', network: 'yes', idleTimeout: -1 }));
+    assert.deepEqual([bad.approval, bad.sandbox, bad.network, bad.idleTimeout], ['on-request', 'workspace-write', false, 0]);
   });
 
   test('values are read and cleaned; a bad effort falls back to the default', () => {
@@ -49,11 +64,13 @@ describe('settings', () => {
   });
 
   test('initializationOptions leaves empty settings to the server', () => {
-    assert.deepEqual(initializationOptions(defaults), { effort: 'medium', fastMode: false });
+    const always = { approval: 'on-request', sandbox: 'workspace-write', network: false };
+    assert.deepEqual(initializationOptions(defaults), { effort: 'medium', fastMode: false, ...always });
     assert.deepEqual(
       initializationOptions({ ...defaults, model: 'm', baseUrl: 'http://x/v1', effort: 'high' }, '/ws'),
-      { effort: 'high', fastMode: false, model: 'm', baseUrl: 'http://x/v1', workspace: '/ws' },
+      { effort: 'high', fastMode: false, ...always, model: 'm', baseUrl: 'http://x/v1', workspace: '/ws' },
     );
+    assert.equal(initializationOptions({ ...defaults, idleTimeout: 30 }).idleTimeout, 30);
   });
 
   test('didChangeConfiguration carries only what changed', () => {
@@ -65,12 +82,20 @@ describe('settings', () => {
       settings: { agentls: { baseUrl: 'u', effort: 'low', fastMode: true } },
     });
     assert.equal(configurationChange(defaults, { ...defaults, pythonPath: '/p' }), undefined);
+    assert.deepEqual(configurationChange(defaults, { ...defaults, approval: 'always' }), {
+      settings: { agentls: { approval: 'always' } },
+    });
   });
 
   test('a new server command or Python needs a restart; the rest does not', () => {
     assert.equal(needsRestart(defaults, { ...defaults, model: 'x', effort: 'high' }), false);
     assert.equal(needsRestart(defaults, { ...defaults, pythonPath: '/p' }), true);
     assert.equal(needsRestart(defaults, { ...defaults, serverCommand: ['agentls', 'serve'] }), true);
+    assert.equal(needsRestart(defaults, { ...defaults, approval: 'never' }), false, 'approval applies at once');
+    for (const change of [{ sandbox: 'off' as const }, { network: true }, { idleTimeout: 30 }]) {
+      assert.equal(needsRestart(defaults, { ...defaults, ...change }), true, JSON.stringify(change));
+    }
+    assert.equal(restartReason(defaults, { ...defaults, network: true }), 'the sandbox settings changed');
   });
 
   test('command lines split like a shell', () => {
