@@ -44,6 +44,20 @@ conformance: $(STAMP)
 
 test: lint typecheck pytest conformance
 
+# --- the shell sandbox (issue 15; docs/security.md) -----------------------------------
+# bubblewrap, from Debian's package, when it is missing: the sandbox tests need
+# it (and `make test` fails rather than skip them: AGENTLS_REQUIRE_SANDBOX).
+.PHONY: sandbox-tools
+sandbox-tools:
+	@if ! command -v bwrap >/dev/null 2>&1 && [ -z "$$AGENTLS_BWRAP" ]; then \
+	  echo "installing bubblewrap (the Debian package) for the shell sandbox"; \
+	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+	  $$SUDO apt-get install -y bubblewrap || { $$SUDO apt-get update && $$SUDO apt-get install -y bubblewrap; }; \
+	fi
+
+pytest: sandbox-tools
+pytest: export AGENTLS_REQUIRE_SANDBOX := 1
+
 demo: $(STAMP)
 	$(BIN)/agentls demo
 

@@ -106,7 +106,42 @@ def assemble(run: Run) -> Results:
         _memory(run, results, codex_na)
     if "load" in raw:
         _load(run, results)
+    if "sandbox" in raw:
+        _sandbox(run, results)
     return results
+
+
+def _sandbox(run: Run, results: Results) -> None:
+    raw = run.raw["sandbox"]
+    fig = results.figure(
+        "sandbox",
+        "Sandbox overhead per command",
+        "`exec_command` of `true`, through the tool (launch, wait, sweep, exit status), "
+        "alternately in a pane's sandbox (bubblewrap: its own pid and network namespace, "
+        "a read-only root) and unsandboxed; the sandbox itself is started by a pane's "
+        "first command and kept (noted separately).",
+    )
+    if not raw["available"]:
+        fig.unavailable["sandboxed"] = raw["reason"]
+    metric = "exec_command `true`"
+    fig.add(metric, "unsandboxed", "ms", raw["unsandboxed"])
+    if raw["sandboxed"]:
+        fig.add(metric, "sandboxed", "ms", raw["sandboxed"])
+        fig.notes.append(
+            f"The first command of a pane starts its sandbox: {_fmt(raw['first'])} (once per pane)."
+        )
+        added = fig.p(metric, "sandboxed")
+        base = fig.p(metric, "unsandboxed")
+        if added is not None and base is not None:
+            fig.targets.append(
+                Target(
+                    "sandbox overhead per command (p50 sandboxed minus p50 unsandboxed) ≤ 15 ms",
+                    _fmt(added - base),
+                    "15.00 ms",
+                    _check(run, added - base <= 15),
+                    f"p50 sandboxed {_fmt(added)}, unsandboxed {_fmt(base)}",
+                )
+            )
 
 
 def _commit() -> str:

@@ -55,6 +55,7 @@ class Sizes:
     fork_wire_reps: int
     memory_items: int
     import_reps: int
+    sandbox_reps: int
 
     @classmethod
     def full(cls) -> Sizes:
@@ -76,6 +77,7 @@ class Sizes:
             fork_wire_reps=10,
             memory_items=10_000,
             import_reps=2,
+            sandbox_reps=60,
         )
 
     @classmethod
@@ -98,6 +100,7 @@ class Sizes:
             fork_wire_reps=2,
             memory_items=1_000,
             import_reps=0,
+            sandbox_reps=3,
         )
 
 
@@ -224,6 +227,8 @@ class Run:
                 await self._timed("sdk baselines", self.sdk())
             if self.wants("fork") or self.wants("memory"):
                 await self._timed("agent core", self.core())
+            if self.wants("sandbox"):
+                await self._timed("sandbox", self.sandbox())
         self.timings["total"] = time.monotonic() - started
         self.loadavg["end"] = os.getloadavg()
         return self.assemble()
@@ -238,6 +243,28 @@ class Run:
         await work
         self.timings[name] = time.monotonic() - t0
         self.log(f"bench: {name} done in {self.timings[name]:.1f} s")
+
+    # --- the shell sandbox ------------------------------------------------------------------------
+
+    async def sandbox(self) -> None:
+        """``exec_command true`` sandboxed and not, alternately (bench/sandbox_probe.py),
+        with the throwaway HOME the servers get (no login profile)."""
+        self.home.mkdir(parents=True, exist_ok=True)
+        env = {**os.environ, "HOME": str(self.home)}
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "bench.sandbox_probe",
+            str(self.sizes.sandbox_reps),
+            str(self.workspace()),
+            stdout=asyncio.subprocess.PIPE,
+            stderr=self.stderr_file("sandbox"),
+            env=env,
+        )
+        stdout, _ = await proc.communicate()
+        if proc.returncode != 0:
+            raise RuntimeError(f"bench.sandbox_probe failed ({proc.returncode}); see its log")
+        self.raw["sandbox"] = json.loads(stdout)
 
     # --- start-up --------------------------------------------------------------------------------
 

@@ -157,6 +157,7 @@ _PANELS: list[tuple[str, list[str], str]] = [
         ["first delta: fake wrote it → client has it"],
         "First delta under load (ms; bars p99)",
     ),
+    ("sandbox", ["exec_command `true`"], "Sandbox: `true` per command (ms)"),
 ]
 
 
@@ -181,6 +182,8 @@ def plot(results: Results, path: Path) -> str | None:
         "openai SDK, typed events": "#9f7aea",
         "openai SDK, raw lines": "#38a169",
         "agentls, no load": "#90cdf4",
+        "sandboxed": "#2b6cb0",
+        "unsandboxed": "#90cdf4",
     }
     for ax, (key, metrics, title) in zip(axes.flat, panels, strict=False):
         figure = figures[key]

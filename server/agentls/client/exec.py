@@ -20,7 +20,7 @@ from typing import Any
 from agentls.client.asking import TerminalApprover
 from agentls.client.render import TerminalRenderer
 from agentls.client.rpc import RpcClient, RpcError
-from agentls.config import ModelConfig
+from agentls.config import API_KEY_VARIABLE, ModelConfig, scrub_environment
 
 
 def run_exec(args: argparse.Namespace) -> int:
@@ -56,6 +56,10 @@ async def run_turn(
     env: dict[str, str] | None = None,
 ) -> int:
     client = await RpcClient.spawn([sys.executable, "-m", "agentls", "serve"], env=env)
+    if env is None:
+        # The server has the key now; ours is a process the user's commands
+        # could read it from (/proc/<pid>/environ), so it goes.
+        scrub_environment(API_KEY_VARIABLE)
     client.on_request("agent/requestApproval", TerminalApprover.for_stdin(renderer))
     client.on_notification("window/showMessage", lambda params: renderer.notice(params["message"]))
     try:

@@ -101,7 +101,14 @@ def run_demo(args: argparse.Namespace) -> int:
         print(f"repository: {repo}\nprompt: {PROMPT}\n", file=out)
         with run_in_thread() as model:
             model.on_request(scripted_model)
-            options = {"workspace": str(repo), "baseUrl": model.base_url, "model": "scripted-demo"}
+            options = {
+                "workspace": str(repo),
+                "baseUrl": model.base_url,
+                "model": "scripted-demo",
+                # The scripted commands are known and run on a throwaway copy:
+                # nothing to ask, also where the sandbox is unavailable.
+                "approval": "never",
+            }
             code = asyncio.run(run_turn(PROMPT, options, renderer))
         after = (repo / "stats.py").read_text()
         diff = difflib.unified_diff(

@@ -382,6 +382,9 @@ class SandboxHost:
         except TimeoutError:
             await self.close()
             raise SandboxError("the sandbox did not start in time") from None
+        except BaseException:
+            await self.close()  # cancelled while it started: nothing of it may stay
+            raise
         if self.dead:
             await self.close()
             said = self._stderr.decode("utf-8", "replace").strip()

@@ -13,12 +13,19 @@
  *   1. AgentLS: Ask from the Command Palette, with a selection; the answer
  *      streams into the transcript (part of it is seen while the model's
  *      stream is held, then all of it), rendered as Markdown.
- *   2. AgentLS: Ask for a command that runs `sleep 300`; Cancel in the
- *      progress notification; the turn shows cancelled with its receipt,
- *      the status bar says so, and the sleep process is gone.
+ *   2. AgentLS: Ask for a command that runs `sleep 300`; the approval
+ *      dialog (agentls.approval is "always" here) shows the command: Allow
+ *      once; Cancel in the progress notification; the turn shows cancelled
+ *      with its receipt, the status bar says so, and the sleep process is
+ *      gone.
  *   3. A screenshot goes to test-output/e2e/ (and to docs/images/ when
  *      AGENTLS_UPDATE_SCREENSHOT=1 or when it is missing there).
  *   4. AgentLS: Fork opens fork-1 beside main; AgentLS: Close Pane closes it.
+ *   5. Approvals: Allow once, Allow for this session (the same command is
+ *      not asked again), a patch shown in the diff editor (Show Diff) and
+ *      allowed from the notification, Deny with a reason the model reads.
+ *   6. The Stop button of a running command: that command dies, the turn
+ *      goes on; the command had a progress notification of its own.
  *
  * Needs `scripts/toolchain.sh e2e` (code-server, Chromium, playwright-core
  * under $E2E_CACHE) and the built agentls.vsix. Synchronises on DOM state
@@ -31,7 +38,7 @@ import { createRequire } from 'node:module';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { AGENTLS, EXTENSION_DIR, REPO_DIR, pidAlive, tempDir, waitFor } from '../support/env';
+import { AGENTLS, EXTENSION_DIR, REPO_DIR, pidAlive, processesWith, tempDir, uniqueDuration, waitFor } from '../support/env';
 import { FakeModel, held } from '../support/fakeModel';
 
 // --- the slice of playwright-core we use --------------------------------------------------
@@ -44,6 +51,7 @@ interface Locator {
   locator(selector: string): Locator;
   first(): Locator;
   textContent(): Promise<string | null>;
+  getAttribute(name: string): Promise<string | null>;
   count(): Promise<number>;
 }
 
@@ -87,7 +95,10 @@ const ANSWER =
   '2. It streams every step into this transcript.\n\n' +
   '```python\nprint("hello from the fake model")\n```\n\n' +
   'All done: this answer arrived in pieces.';
-const SLEEPER = 'sleep 300 & echo pid=$!; wait';
+const SLEEP = uniqueDuration();
+const SLEEPER = `sleep ${SLEEP} & echo started; wait`;
+const STOPPED = uniqueDuration();
+const PATCH = '*** Begin Patch\n*** Add File: notes.txt\n+approved by the e2e run\n*** End Patch';
 
 const started = Date.now();
 function log(message: string): void {
@@ -152,6 +163,8 @@ function prepareWorkspace(root: string, baseUrl: string, serverCommand: string[]
     'workbench.editor.useModal': 'off',
     'agentls.serverCommand': serverCommand,
     'agentls.baseUrl': baseUrl,
+    // Every command and patch asks: the dialogs are under test (step 5).
+    'agentls.approval': 'always',
   };
   const dirs = { workspace, userData, extensions, home };
   writeSettings(dirs, settings);
@@ -398,6 +411,16 @@ async function main(): Promise<void> {
     // Held after a few deltas until the transcript has shown them: streaming, seen without a race.
     held('answer', 12, { text: ANSWER, chunks: 40, delay: 0.01 }),
     { tool_call: { name: 'exec_command', arguments: { cmd: SLEEPER }, call_id: 'call_sleep' } },
+    // 5. approvals
+    { tool_call: { name: 'exec_command', arguments: { cmd: 'echo e2e-once' }, call_id: 'call_once' } },
+    { tool_call: { name: 'exec_command', arguments: { cmd: 'echo e2e-session' }, call_id: 'call_session' } },
+    { tool_call: { name: 'exec_command', arguments: { cmd: 'echo e2e-session' }, call_id: 'call_again' } },
+    { tool_call: { name: 'apply_patch', arguments: { patch: PATCH }, call_id: 'call_patch' } },
+    { tool_call: { name: 'exec_command', arguments: { cmd: 'touch denied.txt' }, call_id: 'call_denied' } },
+    'Approvals done.',
+    // 6. the Stop button
+    { tool_call: { name: 'exec_command', arguments: { cmd: `echo started; sleep ${STOPPED} & wait` }, call_id: 'call_stop' } },
+    'Went on after the stop.',
   ]);
   const missing = path.join(root, 'not-installed', 'agentls');
   const dirs = prepareWorkspace(root, fake.baseUrl, [missing, 'serve']);
@@ -413,7 +436,6 @@ async function main(): Promise<void> {
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
   });
   let page: Page | undefined;
-  let sleeperPid: number | undefined;
   try {
     page = await browser.newPage({ viewport: { width: 1440, height: 860 } });
     const browserErrors: string[] = [];
@@ -473,22 +495,24 @@ async function main(): Promise<void> {
     // 2. A turn running `sleep`; Cancel in the progress notification.
     await editor.click(); // no selection this time
     await ask(page, 'Run the sleeper');
-    const output = await frame.waitForFunction(
-      () => {
-        const text = document.querySelector('.turn[data-status="running"] .entry.tool[data-status="running"] pre.output')?.textContent ?? '';
-        const match = /pid=(\d+)/.exec(text);
-        return match ? match[1] : false;
-      },
+    const shown = await answerApproval(page, `$ ${SLEEPER}`, 'Allow once');
+    log(`approval dialog: ${JSON.stringify(shown)}`);
+    await frame.waitForFunction(
+      () =>
+        (document.querySelector('.turn[data-status="running"] .entry.tool[data-status="running"] pre.output')?.textContent ?? '').includes('started'),
       undefined,
       { timeout: 30_000, polling: 50 },
     );
-    sleeperPid = Number(await (output as { jsonValue(): Promise<string> }).jsonValue());
-    if (!pidAlive(sleeperPid)) {
-      throw new Error(`the sleep (pid ${sleeperPid}) is not running`);
-    }
-    log(`sleep running as pid ${sleeperPid}`);
+    // (The command runs in the sandbox: its own pid namespace. Found by its duration.)
+    const sleepers = await waitFor('the sleep to run', () => {
+      const found = processesWith(`sleep\0${SLEEP}`);
+      return found.length > 0 ? found : undefined;
+    });
+    log(`sleep running as pid ${sleepers.join(', ')}`);
     await waitFor('the status bar to say running', async () => /AgentLS main: running/.test(await statusBarText(page!)), 15_000);
     await page.screenshot({ path: path.join(OUTPUT, 'running.png') });
+    await page.locator('.notifications-toasts .notification-toast').filter({ hasText: 'AgentLS: Running `sleep' }).first().waitFor({ state: 'visible', timeout: 20_000 });
+    log('the command has a progress notification of its own');
     const toast = page.locator('.notifications-toasts .notification-toast').filter({ hasText: 'AgentLS: Run the sleeper' });
     await toast.waitFor({ state: 'visible', timeout: 20_000 });
     const progressText = (await toast.locator('.notification-list-item-message').first().textContent()) ?? '';
@@ -502,12 +526,13 @@ async function main(): Promise<void> {
     if (!/Cancelled: aborted exec_command; killed \d+ process(es)?, none survived\./.test(receiptText)) {
       throw new Error(`unexpected receipt: ${receiptText}`);
     }
-    const pid = sleeperPid;
-    await waitFor(`the sleep (pid ${pid}) to be gone`, () => !pidAlive(pid), 10_000);
+    if (processesWith(SLEEP).length > 0) {
+      throw new Error(`the sleep outlived the cancelled turn: ${processesWith(SLEEP).join(', ')}`);
+    }
     await waitFor('the status bar to say cancelled', async () => /AgentLS main: cancelled/.test(await statusBarText(page!)), 15_000);
     const toolState = await frame.locator('.entry.tool[data-call="call_sleep"] .state').textContent();
-    log(`cancelled: "${receiptText}"; tool call: ${toolState}; /proc/${pid} gone; status bar: ${await statusBarText(page)}`);
-    await waitFor('the notification to close', async () => (await toast.count()) === 0, 15_000);
+    log(`cancelled: "${receiptText}"; tool call: ${toolState}; the sleep is gone; status bar: ${await statusBarText(page)}`);
+    await waitFor('the notifications to close', async () => (await toastTexts(page!)).length === 0, 15_000);
 
     // 3. The screenshot for the docs.
     const shot = path.join(OUTPUT, 'vscode-transcript.png');
@@ -528,6 +553,9 @@ async function main(): Promise<void> {
       100,
     );
     log('fork closed');
+
+    await approvals(page, frame, fake, dirs.workspace);
+    await stopButton(page, frame, fake);
     if (process.env.AGENTLS_UPDATE_SCREENSHOT === '1' || !fs.existsSync(DOCS_SCREENSHOT)) {
       fs.mkdirSync(path.dirname(DOCS_SCREENSHOT), { recursive: true });
       fs.copyFileSync(shot, DOCS_SCREENSHOT);
@@ -548,8 +576,8 @@ async function main(): Promise<void> {
     await browser.close().catch(() => undefined);
     await stopCodeServer(codeServer.child);
     await fake.stop();
-    if (sleeperPid !== undefined && pidAlive(sleeperPid)) {
-      process.kill(sleeperPid, 'SIGKILL');
+    for (const pid of [...processesWith(SLEEP), ...processesWith(STOPPED)]) {
+      process.kill(pid, 'SIGKILL');
     }
   }
   await waitFor(
@@ -561,6 +589,94 @@ async function main(): Promise<void> {
     throw new Error(`agentls processes outlived code-server: ${agentlsProcesses(dirs.workspace).join(', ')}`);
   });
   fs.rmSync(root, { recursive: true, force: true });
+}
+
+/** The approval dialog that shows `detail`: what it says, then press `button`. */
+async function answerApproval(page: Page, detail: string, button: string): Promise<string> {
+  const dialog = page.locator('.monaco-dialog-box').filter({ hasText: detail });
+  await dialog.waitFor({ state: 'visible', timeout: 30_000 });
+  const text = (await dialog.textContent()) ?? '';
+  await dialog.getByRole('button', { name: button, exact: true }).click({ timeout: 10_000 });
+  await dialog.waitFor({ state: 'hidden', timeout: 10_000 });
+  return text;
+}
+
+/** 5. Allow once, allow for this session, a patch in the diff editor, deny with a reason. */
+async function approvals(page: Page, frame: Frame, fake: FakeModel, workspace: string): Promise<void> {
+  await focusEditor(page);
+  await ask(page, 'Run the approved commands');
+  const once = await answerApproval(page, '$ echo e2e-once', 'Allow once');
+  if (!once.includes('AgentLS (main) wants to: Running `echo e2e-once`')) {
+    throw new Error(`the dialog does not say what: ${once}`);
+  }
+  await answerApproval(page, '$ echo e2e-session', 'Allow for this session');
+  // The same command again runs without a question; the patch asks next.
+  await answerApproval(page, 'Changes notes.txt (+1 −0).', 'Show Diff');
+  const diffEditor = page.locator('.monaco-diff-editor').filter({ hasText: 'approved by the e2e run' });
+  await diffEditor.first().waitFor({ state: 'visible', timeout: 20_000 });
+  const tab = page.locator('.tab').filter({ hasText: 'notes.txt (patch to approve)' });
+  await tab.first().waitFor({ state: 'visible', timeout: 10_000 });
+  await page.screenshot({ path: path.join(OUTPUT, 'approval-diff.png') });
+  log('the patch is open in the diff editor');
+  const question = notification(page, 'wants to: Editing notes.txt (see the diff)');
+  await question.first().getByRole('button', { name: 'Allow once' }).click({ timeout: 20_000 });
+  await answerApproval(page, '$ touch denied.txt', 'Deny');
+  const reason = page.locator('.quick-input-widget').filter({ hasText: 'The agent reads this' });
+  await reason.waitFor({ state: 'visible', timeout: 20_000 });
+  await page.keyboard.type('not in the e2e workspace');
+  await page.keyboard.press('Enter');
+  await frame.locator('.turn[data-status="completed"]').filter({ hasText: 'Approvals done.' }).waitFor({ timeout: 30_000 });
+  const outputs = ((await fake.waitForRequests(8)).at(-1)?.input ?? [])
+    .filter((item) => item.type === 'function_call_output')
+    .map((item) => ({ call: item.call_id, output: String(item.output) }));
+  const output = (call: string): string => outputs.find((item) => item.call === call)?.output ?? '';
+  if (!output('call_once').includes('e2e-once') || !output('call_again').includes('e2e-session')) {
+    throw new Error(`the allowed commands did not run: ${JSON.stringify(outputs)}`);
+  }
+  if (!/denied.*not in the e2e workspace/.test(output('call_denied'))) {
+    throw new Error(`the model did not read the reason: ${output('call_denied')}`);
+  }
+  if (fs.readFileSync(path.join(workspace, 'notes.txt'), 'utf8') !== 'approved by the e2e run\n') {
+    throw new Error('the approved patch was not applied');
+  }
+  if (fs.existsSync(path.join(workspace, 'denied.txt'))) {
+    throw new Error('the denied command ran');
+  }
+  log('approvals: once, for the session, a patch from its diff, a denial with a reason');
+}
+
+/** Keyboard focus in the workbench (not in a webview, which keeps its keys): app.py's editor. */
+async function focusEditor(page: Page): Promise<void> {
+  await page.locator('.explorer-folders-view .monaco-list-row').filter({ hasText: 'app.py' }).first().click({ timeout: 20_000 });
+  const editor = page.locator('.monaco-editor .view-lines').filter({ hasText: 'def greet' }).first();
+  await editor.waitFor({ state: 'visible', timeout: 20_000 });
+  await editor.click();
+}
+
+/** 6. The Stop button of a running command: it dies, the turn goes on. */
+async function stopButton(page: Page, frame: Frame, fake: FakeModel): Promise<void> {
+  await focusEditor(page);
+  await ask(page, 'Run the long command');
+  await answerApproval(page, `sleep ${STOPPED}`, 'Allow once');
+  await waitFor('the long command to run', () => processesWith(`sleep\0${STOPPED}`).length > 0, 30_000);
+  // Its own progress notification (and the turn's) cover the transcript's corner: hide the toasts.
+  await notification(page, 'AgentLS: Running `echo started').first().waitFor({ state: 'visible', timeout: 20_000 });
+  await runCommand(page, 'Notifications: Toggle Do Not Disturb Mode');
+  await waitFor('the toasts to hide', async () => (await toastTexts(page)).length === 0, 15_000, 100);
+  const entry = frame.locator('.entry.tool[data-call="call_stop"]');
+  await entry.locator('button.stop').click({ timeout: 20_000 });
+  await frame.locator('.turn[data-status="completed"]').filter({ hasText: 'Went on after the stop.' }).waitFor({ timeout: 30_000 });
+  if (processesWith(STOPPED).length > 0) {
+    throw new Error(`the stopped command is still running: ${processesWith(STOPPED).join(', ')}`);
+  }
+  const state = await entry.getAttribute('data-status');
+  const output = ((await fake.waitForRequests(10)).at(-1)?.input ?? []).find((item) => item.call_id === 'call_stop' && item.type === 'function_call_output');
+  if (state !== 'cancelled' || !String(output?.output).startsWith('Cancelled by the user')) {
+    throw new Error(`the stop did not reach the model as a cancel: ${state} ${JSON.stringify(output)}`);
+  }
+  await page.screenshot({ path: path.join(OUTPUT, 'stopped.png') });
+  await runCommand(page, 'Notifications: Toggle Do Not Disturb Mode');
+  log('the Stop button stopped the command; the turn went on');
 }
 
 /** Stop code-server and everything it started (its process group). */
