@@ -19,6 +19,7 @@ from agentls.agent.events import AgentEvent
 from agentls.agent.settings import Settings
 from agentls.config import AgentConfig, ModelConfig, SandboxPolicy, ToolConfig
 from agentls.model.client import ResponsesClient
+from agentls.testing.fake_model import FakeModelThread
 
 WAIT = 10.0  # seconds: the most any single wait in a test may take
 
@@ -225,3 +226,10 @@ def needle() -> str:
     import uuid
 
     return f"300.{uuid.uuid4().int % 10**12:012d}"
+
+
+def tool_outputs(fake: FakeModelThread) -> list[str]:
+    """The tool outputs the model was sent in its last request."""
+    return [
+        i["output"] for i in fake.requests[-1].body["input"] if i["type"] == "function_call_output"
+    ]

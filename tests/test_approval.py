@@ -17,6 +17,7 @@ from agentls.testing.fake_model import FakeModelThread, Reply
 
 from .lsp_support import AgentClient, initialize, server_config
 from .support import WAIT, requires_sandbox
+from .support import tool_outputs as outputs
 
 
 @pytest.fixture
@@ -94,12 +95,6 @@ async def plain(
     yield
     if not lsp_client.stopped:
         await lsp_client.shutdown_session()
-
-
-def outputs(fake: FakeModelThread) -> list[str]:
-    return [
-        i["output"] for i in fake.requests[-1].body["input"] if i["type"] == "function_call_output"
-    ]
 
 
 async def test_allowed_command_runs(

@@ -29,14 +29,9 @@ from .support import (
     requires_sandbox,
     wait_processes,
 )
+from .support import tool_outputs as outputs
 
 pytestmark = requires_sandbox
-
-
-def outputs(fake: FakeModelThread) -> list[str]:
-    return [
-        i["output"] for i in fake.requests[-1].body["input"] if i["type"] == "function_call_output"
-    ]
 
 
 @pytest.fixture
@@ -301,31 +296,32 @@ def key_counts(fake: FakeModelThread) -> list[int]:
     return [int(word) for word in output.split("Output:\n", 1)[1].split()]
 
 
-async def test_no_process_of_a_sandboxed_command_can_read_the_key(
-    denying: AgentClient, fake: FakeModelThread
+@pytest.mark.parametrize(
+    "everywhere",
+    [
+        pytest.param(True, id="sandboxed"),
+        # (Not every /proc/*/environ: other servers on this machine are not ours.)
+        pytest.param(
+            False,
+            id="unsandboxed",
+            marks=pytest.mark.init_options(sandbox="off", approval="never"),
+        ),
+    ],
+)
+async def test_no_process_of_a_command_can_read_the_key(
+    denying: AgentClient, fake: FakeModelThread, everywhere: bool
 ) -> None:
+    """In the sandbox: no other process is visible. Without it: the server
+    took the key out of its own environment."""
     fake.script(
-        Reply.tool_call("exec_command", {"cmd": find_the_key(everywhere=True)}),
+        Reply.tool_call("exec_command", {"cmd": find_the_key(everywhere)}),
         Reply.text("done"),
     )
     await denying.call("agent/submit", {"prompt": "find the key"})
     found_in_proc, found_in_env, visible = key_counts(fake)
     assert (found_in_proc, found_in_env) == (0, 0)
-    assert visible < 10, "the sandbox sees its own few processes only, not the server"
-
-
-@pytest.mark.init_options(sandbox="off", approval="never")
-async def test_without_a_sandbox_the_key_is_out_of_the_servers_environment(
-    denying: AgentClient, fake: FakeModelThread
-) -> None:
-    # (Not every /proc/*/environ: other servers on this machine are not ours.)
-    fake.script(
-        Reply.tool_call("exec_command", {"cmd": find_the_key(everywhere=False)}),
-        Reply.text("done"),
-    )
-    await denying.call("agent/submit", {"prompt": "find the key"})
-    found_in_parent, found_in_env, _ = key_counts(fake)
-    assert (found_in_parent, found_in_env) == (0, 0)
+    if everywhere:
+        assert visible < 10, "the sandbox sees its own few processes only, not the server"
 
 
 async def test_output_with_the_key_is_redacted_everywhere(

@@ -29,7 +29,6 @@ def _serve(args: argparse.Namespace) -> int:
     claim_api_key()
 
     logs.configure(args.log_level, args.log_file)
-    from agentls.server import tokens
     from agentls.server.app import AgentServer, ServerOptions
     from agentls.server.transport import serve_stdio, serve_tcp, serve_ws
 
@@ -52,7 +51,11 @@ def _serve(args: argparse.Namespace) -> int:
         print("--allow-origin is for --ws only", file=sys.stderr)
         return 2
     token: str | None = None
+    generated = False
     if address is not None:
+        # Imported here: stdio, what editors use, need not pay for it.
+        from agentls.server import tokens
+
         # Any local process (any web page, for --ws) can reach the port: a
         # client must always present the token.
         try:
@@ -60,10 +63,12 @@ def _serve(args: argparse.Namespace) -> int:
         except tokens.TokenError as exc:
             print(f"agentls: {exc}", file=sys.stderr)
             return 2
+        if token is None:
+            token, generated = tokens.generate(), True
     options = ServerOptions(
         log_level=args.log_level,
-        token=token or (tokens.generate() if address is not None else None),
-        publish_token=address is not None and token is None,
+        token=token,
+        publish_token=generated,
         allowed_origins=tuple(args.allow_origin or ()),
     )
     server = AgentServer(options)

@@ -31,7 +31,6 @@ from agentls import __version__
 from agentls.protocol import errors, methods
 from agentls.protocol.converter import camel, parse
 from agentls.protocol.options import InitializationOptions
-from agentls.server import tokens
 from agentls.server.paths import outside_client_folders, workspace_from
 
 if TYPE_CHECKING:
@@ -70,6 +69,13 @@ def _structuring_error(exc: JsonRpcException, method: str) -> str:
             details.append(f"{where.removeprefix('params.') or 'params'}: {text}")
         return f"invalid params of {method}: " + "; ".join(details)
     return f"invalid params of {method}: {_first_line(cause or exc)}"
+
+
+def _token_matches(given: object, expected: str) -> bool:
+    # Imported here: answering initialize on stdio need not pay for it.
+    from agentls.server.tokens import matches
+
+    return matches(given, expected)
 
 
 @attrs.define
@@ -276,7 +282,7 @@ class AgentProtocol(LanguageServerProtocol):
             params.initialization_options, InitializationOptions, what="initializationOptions"
         )
         expected = server.options.token
-        if expected is not None and not tokens.matches(options.token, expected):
+        if expected is not None and not _token_matches(options.token, expected):
             raise errors.invalid_request(
                 "this server requires a token: pass initializationOptions.token "
                 "(the one in the file named when the server started)"

@@ -22,7 +22,6 @@ import threading
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from agentls.server import tokens
 from agentls.server.app import AgentServer
 from agentls.server.framing import read_messages
 from agentls.server.writer import (
@@ -100,7 +99,9 @@ def _announce(server: AgentServer, scheme: str, address: tuple[Any, ...]) -> Non
     where = f"agentls listening on {scheme}://{address[0]}:{address[1]}"
     token = server.options.token
     if token is not None and server.options.publish_token:
-        path = tokens.publish(token, scheme, int(address[1]))
+        from agentls.server.tokens import publish
+
+        path = publish(token, scheme, int(address[1]))
         atexit.register(_remove, path)
         where += f"; token in {path}"
     print(where, file=sys.stderr, flush=True)

@@ -44,9 +44,10 @@ import struct
 import subprocess
 import sys
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import anyio
 import anyio.abc
@@ -58,6 +59,7 @@ from agentls.tools.processes import ProcessScope
 from agentls.tools.proctable import owner_alive, server_identity
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 # The bubblewrap to use (tests point it elsewhere to simulate a system without one).
 BWRAP_VARIABLE = "AGENTLS_BWRAP"
@@ -235,6 +237,21 @@ def _host_command() -> tuple[str, ...]:
     return (python, "-I", "-S", "-c", source)
 
 
+async def _read_when_ready(source: int | socket.socket, read: Callable[[], T]) -> T | None:
+    """``read()`` once ``source`` (non-blocking) has data; None once it is
+    closed or broken."""
+    while True:
+        try:
+            return read()
+        except BlockingIOError:
+            try:
+                await anyio.wait_readable(source)
+            except (anyio.ClosedResourceError, OSError):
+                return None
+        except OSError:
+            return None
+
+
 class _Job:
     __slots__ = ("error", "exited", "id", "pid", "returncode", "started")
 
@@ -277,19 +294,7 @@ class HostedProcess:
     async def chunks(self) -> AsyncIterator[bytes]:
         out = self._out
         assert out is not None
-        while True:
-            try:
-                data = os.read(out, 65536)
-            except BlockingIOError:
-                try:
-                    await anyio.wait_readable(out)
-                except (anyio.ClosedResourceError, OSError):
-                    return
-                continue
-            except OSError:
-                return
-            if not data:
-                return
+        while data := await _read_when_ready(out, lambda: os.read(out, 65536)):
             yield data
             # Let everything else run between reads, like any stream does: a
             # command that floods its output must not starve the event loop.
@@ -404,16 +409,7 @@ class SandboxHost:
     async def _read_info(self, fd: int) -> None:
         data = bytearray()
         try:
-            while True:
-                try:
-                    chunk = os.read(fd, 4096)
-                except BlockingIOError:
-                    await anyio.wait_readable(fd)
-                    continue
-                except OSError:
-                    break
-                if not chunk:
-                    break
+            while chunk := await _read_when_ready(fd, lambda: os.read(fd, 4096)):
                 data += chunk
                 with contextlib.suppress(ValueError):
                     self.init_pid = int(json.loads(bytes(data))["child-pid"])
@@ -433,18 +429,10 @@ class SandboxHost:
         sock = self._sock
         assert sock is not None
         while True:
-            try:
-                data, ancillary, _, _ = sock.recvmsg(1 << 16, _CREDS_SPACE)
-            except BlockingIOError:
-                try:
-                    await anyio.wait_readable(sock)
-                except (anyio.ClosedResourceError, OSError):
-                    return
-                continue
-            except OSError:
+            received = await _read_when_ready(sock, lambda: sock.recvmsg(1 << 16, _CREDS_SPACE))
+            if received is None or not received[0]:
                 return
-            if not data:
-                return
+            data, ancillary, _, _ = received
             try:
                 message = json.loads(data)
             except ValueError:

@@ -126,7 +126,11 @@ function M.handler(note)
     local what = util.nn(params.command) or params.title or params.tool
     note(
       params.pane or "main",
-      ("Approval: %s — %s%s"):format(util.shorten(what or "?", 120), label, answer.reason and (": " .. answer.reason) or "")
+      ("Approval: %s — %s%s"):format(
+        util.shorten(what or "?", 120),
+        label,
+        answer.reason and (": " .. answer.reason) or ""
+      )
     )
     return answer
   end

@@ -906,9 +906,7 @@ function Connection:cancel_tool(pane_name, tool)
   self:request("agent/cancelTool", { pane = pane_name, callId = tool.call_id }, function(result)
     if result.cancelled then
       local killed = tonumber(result.killedProcesses) or 0
-      util.notify(
-        ("stopped %s (%d process%s killed)"):format(tool.title, killed, killed == 1 and "" or "es")
-      )
+      util.notify(("stopped %s (%d process%s killed)"):format(tool.title, killed, killed == 1 and "" or "es"))
     else
       util.notify(("%s is not running any more"):format(tool.title))
     end

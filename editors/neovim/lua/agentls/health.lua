@@ -88,7 +88,7 @@ local function check_sandbox()
   health.start("agentls: sandbox")
   local mode = config.options.sandbox or "workspace-write"
   if mode == "off" then
-    health.info("sandbox = \"off\": commands run as you; with approval \"on-request\" every command asks")
+    health.info('sandbox = "off": commands run as you; with approval "on-request" every command asks')
     return
   end
   if vim.fn.has("linux") ~= 1 then
@@ -100,10 +100,12 @@ local function check_sandbox()
       "install it: sudo apt-get install bubblewrap (Debian, Ubuntu), dnf install bubblewrap (Fedora)",
     })
   else
-    health.ok(("bubblewrap found: commands run in the sandbox (%s, network %s)"):format(
-      mode,
-      config.options.network and "allowed" or "off"
-    ))
+    health.ok(
+      ("bubblewrap found: commands run in the sandbox (%s, network %s)"):format(
+        mode,
+        config.options.network and "allowed" or "off"
+      )
+    )
   end
 end
 
