@@ -19,6 +19,9 @@ export const ALLOW_SESSION = 'Allow for this session';
 export const DENY = 'Deny';
 export const SHOW_DIFF = 'Show Diff';
 
+/** Tools whose `command` is a shell command line (others: the tool and its arguments). */
+const SHELL_TOOLS = new Set(['exec_command', 'start_process']);
+
 export interface ApprovalUi {
   /** A question with buttons: a modal dialog, or a notification; undefined when dismissed. */
   choose(message: string, detail: string, buttons: string[], modal: boolean): Promise<string | undefined>;
@@ -50,7 +53,7 @@ export function describe(params: ApprovalParams): { message: string; detail: str
   const message = `AgentLS (${params.pane}) wants to: ${params.title}`;
   const lines: string[] = [];
   if (params.command !== undefined) {
-    lines.push(`$ ${params.command}`);
+    lines.push(SHELL_TOOLS.has(params.tool) ? `$ ${params.command}` : params.command);
   }
   if (params.justification !== undefined) {
     lines.push('', `Why: ${params.justification}`);

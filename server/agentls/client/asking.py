@@ -86,7 +86,8 @@ class TerminalApprover:
         paint = self._renderer.paint
         lines = [paint(BOLD, f"agentls wants to: {params.get('title', params.get('tool'))}")]
         if params.get("command"):
-            lines.append(f"  $ {params['command']}")
+            shell = params.get("tool") in ("exec_command", "start_process")
+            lines.append(f"  {'$ ' if shell else ''}{params['command']}")
         if params.get("justification"):
             lines.append(paint(DIM, f"  why: {params['justification']}"))
         diff = params.get("diff")

@@ -31,7 +31,9 @@ function M.describe(params)
   local lines = { ("agentls (%s) wants to: %s"):format(params.pane or "main", params.title or params.tool or "?") }
   local command = util.nn(params.command)
   if command then
-    lines[#lines + 1] = "  $ " .. command
+    -- A shell command line gets a prompt; another tool's call is shown as it is.
+    local shell = params.tool == "exec_command" or params.tool == "start_process"
+    lines[#lines + 1] = (shell and "  $ " or "  ") .. command
   end
   local why = util.nn(params.justification)
   if why then

@@ -64,6 +64,8 @@ describe('approvals', () => {
     assert.deepEqual(question.buttons, [ALLOW_ONCE, ALLOW_SESSION, DENY]);
     assert.equal(question.modal, true);
     assert.deepEqual(await askApproval(COMMAND, new ScriptedUi([ALLOW_ONCE])), { decision: 'allow' });
+    const other = { ...COMMAND, tool: 'mcp__db__drop', command: 'mcp__db__drop {"table":"users"}', justification: undefined };
+    assert.equal(describeQuestion(other).detail, 'mcp__db__drop {"table":"users"}', 'no shell prompt for another tool');
   });
 
   test('deny asks for a reason the model reads; dismissing denies', async () => {
