@@ -7,7 +7,9 @@
   ``rg``, ``git status`` …).
 - ``always``: ask before every command and every patch.
 
-Reading files and updating the plan never ask. "Allow for the session"
+Reading files and updating the plan never ask. Any other tool (an MCP
+server's) asks under ``on-request`` and ``always`` unless it declares that it
+only reads. "Allow for the session"
 remembers the command's program (``pytest``) or, for patches, all patches,
 for the rest of the pane's life. The agent only decides *whether* to ask; who
 is asked (the editor) is the ``Approver`` the agent was given.
@@ -19,6 +21,7 @@ import re
 import shlex
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from agentls.domain import Approval, Decision
 from agentls.tools.apply_patch import affected_paths
@@ -74,6 +77,8 @@ class ApprovalRequest:
     workdir: str | None = None
     patch: str | None = None
     paths: tuple[str, ...] = ()
+    # The call's arguments, for tools that are neither a command nor a patch.
+    arguments: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,15 +122,21 @@ class Allowances:
 
     programs: set[str] = field(default_factory=set)
     patches: bool = False
+    # Other tools allowed by name (an MCP server's tool).
+    tools: set[str] = field(default_factory=set)
 
     def covers(self, call: ToolCall) -> bool:
         if call.name == "apply_patch":
             return self.patches
+        if call.name not in _GUARDED_TOOLS:
+            return call.name in self.tools
         return _program(call) in self.programs
 
     def remember(self, call: ToolCall) -> None:
         if call.name == "apply_patch":
             self.patches = True
+        elif call.name not in _GUARDED_TOOLS:
+            self.tools.add(call.name)
         elif program := _program(call):
             self.programs.add(program)
 
@@ -141,11 +152,14 @@ def _program(call: ToolCall) -> str:
     return words[0].rsplit("/", 1)[-1] if words else ""
 
 
-def needs_approval(policy: Approval, call: ToolCall, allowances: Allowances) -> bool:
-    if policy == "never" or call.name not in _GUARDED_TOOLS or call.problem:
+def needs_approval(
+    policy: Approval, call: ToolCall, allowances: Allowances, *, read_only_tool: bool = False
+) -> bool:
+    """``read_only_tool``: the tool declares it changes nothing (never asked about)."""
+    if policy == "never" or call.problem or allowances.covers(call):
         return False
-    if allowances.covers(call):
-        return False
+    if call.name not in _GUARDED_TOOLS:
+        return not read_only_tool
     if policy == "on-request" and call.name == "exec_command":
         command = call.arguments.get("cmd")
         return not (isinstance(command, str) and read_only(command))
@@ -154,6 +168,8 @@ def needs_approval(policy: Approval, call: ToolCall, allowances: Allowances) -> 
 
 def request_for(turn_id: int, call: ToolCall, title: str) -> ApprovalRequest:
     arguments = call.arguments
+    if call.name not in _GUARDED_TOOLS:
+        return ApprovalRequest(turn_id, call.call_id, call.name, title, arguments=arguments)
     if call.name == "apply_patch":
         patch = str(arguments.get("patch", ""))
         return ApprovalRequest(

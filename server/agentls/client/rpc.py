@@ -2,18 +2,20 @@
 
 Enough of an editor for ``agentls exec`` and the benchmarks: requests with
 futures, ``$/cancelRequest``, notification callbacks, and answers to the few
-server→client requests an agentls server sends.
+server→client requests an agentls server sends (a handler may return an
+awaitable: the answer goes out when it is ready).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import itertools
 import json
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Self
 
 Handler = Callable[[dict[str, Any]], Any]
@@ -40,6 +42,7 @@ class RpcClient:
         self._notifications: dict[str, Handler] = {}
         self._requests: dict[str, Handler] = {}
         self._reading: asyncio.Task[None] | None = None
+        self._answering: set[asyncio.Task[None]] = set()
         self.closed = asyncio.Event()
 
     @classmethod
@@ -158,7 +161,16 @@ class RpcClient:
                 }
             )
             return
-        self._send({"jsonrpc": "2.0", "id": msg_id, "result": handler(params or {})})
+        result = handler(params or {})
+        if inspect.isawaitable(result):  # answered when it is ready
+            task = asyncio.ensure_future(self._answer_later(msg_id, result))
+            self._answering.add(task)
+            task.add_done_callback(self._answering.discard)
+            return
+        self._send({"jsonrpc": "2.0", "id": msg_id, "result": result})
+
+    async def _answer_later(self, msg_id: Any, result: Awaitable[Any]) -> None:
+        self._send({"jsonrpc": "2.0", "id": msg_id, "result": await result})
 
     # --- life cycle ----------------------------------------------------------------------------
 

@@ -24,6 +24,9 @@ SET_FAST_MODE = "agent/setFastMode"
 SET_APPROVAL = "agent/setApproval"
 AUXILIARY = "agent/auxiliary"
 NEW_SESSION = "agent/newSession"
+MCP_SERVERS = "agent/mcpServers"
+MCP_RESTART = "agent/mcpRestart"
+MCP_REVOKE = "agent/mcpRevoke"
 EVENT = "agent/event"
 REQUEST_APPROVAL = "agent/requestApproval"
 
@@ -51,6 +54,9 @@ METHODS: tuple[Method, ...] = (
     Method(SET_APPROVAL, "client→server", "request", "SetApprovalParams"),
     Method(AUXILIARY, "client→server", "request", "AuxiliaryParams"),
     Method(NEW_SESSION, "client→server", "request", "NewSessionParams"),
+    Method(MCP_SERVERS, "client→server", "request", "McpServersParams"),
+    Method(MCP_RESTART, "client→server", "request", "McpRestartParams"),
+    Method(MCP_REVOKE, "client→server", "request", "McpRevokeParams"),
     Method(EVENT, "server→client", "notification"),
     Method(REQUEST_APPROVAL, "server→client", "request"),
 )

@@ -113,3 +113,19 @@ class AuxiliaryParams:
 @attrs.define(frozen=True)
 class NewSessionParams:
     pane: str = "main"
+
+
+@attrs.define(frozen=True)
+class McpServersParams:
+    """``agent/mcpServers`` takes no params."""
+
+
+@attrs.define(frozen=True)
+class McpRestartParams:
+    name: str
+
+
+@attrs.define(frozen=True)
+class McpRevokeParams:
+    # None: every server of the project's .mcp.json.
+    name: str | None = None

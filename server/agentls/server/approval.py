@@ -10,6 +10,7 @@ question is open withdraws it (``$/cancelRequest``).
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import uuid
 from typing import TYPE_CHECKING, Any
@@ -62,13 +63,16 @@ class EditorApprover:
             if request.patch is not None:
                 params["patch"] = request.patch
                 params["paths"] = list(request.paths)
+            if request.arguments is not None:
+                params["arguments"] = request.arguments
             result = await self._ask(methods.REQUEST_APPROVAL, params)
             return _decision(result)
-        what = (
-            f"run `{shorten(request.command or '', 200)}`"
-            if request.tool == "exec_command"
-            else f"edit {', '.join(request.paths) or 'files'}"
-        )
+        if request.command is not None:
+            what = f"run `{shorten(request.command, 200)}`"
+        elif request.arguments is not None:
+            what = f"call {request.title} with {shorten(json.dumps(request.arguments), 200)}"
+        else:
+            what = f"edit {', '.join(request.paths) or 'files'}"
         message = lsp.ShowMessageRequestParams(
             type=lsp.MessageType.Warning,
             message=f"agentls ({pane}) wants to {what}. Allow it?",
@@ -81,17 +85,22 @@ class EditorApprover:
         return ApprovalDecision(_BY_TITLE.get(str(title), "deny"))  # type: ignore[arg-type]
 
     async def _ask(self, method: str, params: Any) -> Any:
-        protocol = self._server.protocol
-        msg_id = f"agentls-approval-{uuid.uuid4().hex}"
-        future = protocol.send_request(method, params, msg_id=msg_id)
-        try:
-            # Shielded: a cancelled await must not cancel pygls's own future (pygls#621).
-            return await asyncio.shield(asyncio.wrap_future(future))
-        except asyncio.CancelledError:
-            # The turn was cancelled: withdraw the question, forget any late answer.
-            protocol._request_futures.pop(msg_id, None)
-            protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id=msg_id))
-            raise
+        return await ask_editor(self._server, method, params, "approval")
+
+
+async def ask_editor(server: AgentServer, method: str, params: Any, what: str) -> Any:
+    """Send the editor a request and wait for its answer; cancelled, withdraw it."""
+    protocol = server.protocol
+    msg_id = f"agentls-{what}-{uuid.uuid4().hex}"
+    future = protocol.send_request(method, params, msg_id=msg_id)
+    try:
+        # Shielded: a cancelled await must not cancel pygls's own future (pygls#621).
+        return await asyncio.shield(asyncio.wrap_future(future))
+    except asyncio.CancelledError:
+        # The turn was cancelled: withdraw the question, forget any late answer.
+        protocol._request_futures.pop(msg_id, None)
+        protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id=msg_id))
+        raise
 
 
 def _decision(result: Any) -> ApprovalDecision:

@@ -25,11 +25,14 @@ from agentls.agent.approval import Approver
 from agentls.agent.interrupt import CancelToken
 from agentls.agent.settings import Settings
 from agentls.config import AgentConfig, ModelConfig, ToolConfig, parse_effort
+from agentls.mcp.consent import ConsentAsker
+from agentls.mcp.manager import STOP_GRACE, McpManager
 from agentls.model.client import ResponsesClient
 from agentls.protocol import errors
 from agentls.protocol.options import InitializationOptions
 from agentls.server.progress import TurnProgress, describe, end_message
 from agentls.server.relay import EventRelay
+from agentls.tools.registry import ToolBox
 from agentls.worker import messages as wm
 from agentls.worker.worker import PaneWorker
 
@@ -44,9 +47,12 @@ class Connection:
         notify: Callable[[dict[str, Any]], None],
         approver: Approver,
         next_turn_id: Callable[[], int],
+        consent: ConsentAsker | None = None,
     ) -> None:
         self.relay = EventRelay(notify, self._observe)
         self.approver = approver
+        self._consent = consent
+        self._mcp: McpManager | None = None
         self._group: anyio.abc.TaskGroup | None = None
         self.worker: PaneWorker | None = None
         self.client: ResponsesClient | None = None
@@ -85,7 +91,12 @@ class Connection:
                 self._create(options, root)
                 ready.set_result(None)
                 await self._worker_done.wait()
-                group.cancel_scope.cancel()  # what is left (relay pumps, progress jobs)
+                # Every turn has ended (its MCP calls too): stop the MCP servers,
+                # then cancel what is left (relay pumps, progress jobs).
+                self.mcp.stop()
+                with anyio.move_on_after(STOP_GRACE):
+                    await self.mcp.finished()  # past the grace, cancelled (and killed)
+                group.cancel_scope.cancel()
         except BaseException as exc:
             if not ready.done():
                 ready.set_exception(exc if isinstance(exc, Exception) else RuntimeError(exc))
@@ -106,8 +117,17 @@ class Connection:
             approval=options.approval,
         )
         assert self._group is not None
+        # MCP servers start in the background; their tools join the tool box
+        # as each becomes ready.
+        self._mcp = McpManager(root, options.mcp_servers, self._consent)
+        self._group.start_soon(self.mcp.run)
         agent = Agent(
-            self._group, self.client, self.config, settings=settings, approver=self.approver
+            self._group,
+            self.client,
+            self.config,
+            settings=settings,
+            approver=self.approver,
+            tools=ToolBox.default(self.mcp),
         )
         self.worker = PaneWorker(agent)
         self.relay.attach(wm.MAIN, agent.events)
@@ -140,6 +160,12 @@ class Connection:
     @property
     def stopping(self) -> bool:
         return self._stopping
+
+    @property
+    def mcp(self) -> McpManager:
+        """The MCP servers (there from ``start`` on)."""
+        assert self._mcp is not None
+        return self._mcp
 
     def check_ready(self) -> PaneWorker:
         if self._stopping or self.worker is None or self.worker.stopping:

@@ -62,6 +62,8 @@ class FunctionTool:
     JSON-schema properties; the definition sent to the model is built here."""
 
     name: ClassVar[str]
+    # Whether the tool changes nothing (approval never asks before such a tool).
+    read_only: ClassVar[bool] = False
     description: ClassVar[str]
     properties: ClassVar[dict[str, Any]]
     required: ClassVar[tuple[str, ...]]

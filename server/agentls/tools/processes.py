@@ -39,6 +39,10 @@ from agentls.tools.cgroups import CommandCgroup
 from agentls.tools.cgroups import available as cgroups_available
 
 MARKER_VARIABLE = "AGENTLS_PROCESS_SCOPE"
+# Set in the environment of every MCP server we start (agentls.mcp): they are
+# our children in sessions of their own, but never a turn's, so the sweep
+# below must not take them for a turn's orphans.
+MCP_MARKER_VARIABLE = "AGENTLS_MCP_SERVER"
 # How long processes get to exit on SIGTERM before SIGKILL.
 TERM_GRACE = 0.05
 _PR_SET_CHILD_SUBREAPER = 36
@@ -99,6 +103,9 @@ def _all_processes() -> dict[int, _Proc]:
             if proc is not None:
                 found[proc.pid] = proc
     return found
+
+
+_MCP_MARKER = f"{MCP_MARKER_VARIABLE}=".encode()
 
 
 def _has_marker(pid: int, marker: bytes) -> bool:
@@ -198,6 +205,7 @@ class ProcessScope:
             and proc.sid != my_session
             and proc.pid not in _direct_children
             and not proc.zombie
+            and not _has_marker(proc.pid, _MCP_MARKER)
         }
         found |= orphans
         roots |= orphans  # and their descendants by descent
