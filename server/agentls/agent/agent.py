@@ -439,8 +439,11 @@ class _TurnRun:
     async def _approve(self, call: ToolCall) -> str | None:
         """Ask the user if the policy says so; the output the model sees if denied."""
         agent = self.agent
-        policy, read_only = agent.settings.approval, agent._tools.read_only(call.name)
-        if not needs_approval(policy, call, agent._allowances, read_only_tool=read_only):
+        tool = agent._tools.get(call.name)
+        if tool is None:
+            return None  # it fails on its own, changing nothing
+        policy = agent.settings.approval
+        if not needs_approval(policy, call, agent._allowances, read_only_tool=tool.read_only):
             return None
         if agent._approver is None:
             return denied_output(call, "approval is required but no one can be asked")

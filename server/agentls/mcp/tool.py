@@ -35,6 +35,10 @@ def label(server: str, tool: str) -> str:
 
 
 class McpTool:
+    # agent/cancelTool stops an MCP call by cancelling it (the SDK tells the
+    # server); it has no partial output to hand back.
+    stoppable = False
+
     def __init__(
         self,
         name: str,
@@ -61,6 +65,10 @@ class McpTool:
 
     def spec(self) -> dict[str, Any]:
         return self._spec
+
+    def sandboxed(self, args: dict[str, Any], sandbox: object) -> bool:
+        """Never: an MCP server is the user's own program, outside the sandbox."""
+        return False
 
     def title(self, args: dict[str, Any], workspace: Workspace) -> str:
         return label(self.server, self.tool)

@@ -46,6 +46,11 @@ class Tool(Protocol):
     @property
     def name(self) -> str: ...
 
+    @property
+    def read_only(self) -> bool:
+        """True if the tool can change nothing (approval never asks before it)."""
+        ...
+
     def spec(self) -> dict[str, Any]:
         """The tool definition sent to the model."""
         ...

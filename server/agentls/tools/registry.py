@@ -85,21 +85,16 @@ class ToolBox:
         self._refresh()
         return self._all_specs
 
-    def _find(self, name: str) -> Tool | None:
+    def get(self, name: str) -> Tool | None:
+        """The tool of that name, built in or from the extra source."""
         tool = self._tools.get(name)
         if tool is None and self._extra is not None:
             self._refresh()
             tool = self._extra_tools.get(name)
         return tool
 
-    def read_only(self, name: str) -> bool:
-        """Whether the tool says it changes nothing. An unknown tool counts as
-        read-only: calling it runs nothing, so there is nothing to approve."""
-        tool = self._find(name)
-        return tool is None or bool(getattr(tool, "read_only", False))
-
     def title(self, call: ToolCall, workspace: Workspace) -> str:
-        tool = self._find(call.name)
+        tool = self.get(call.name)
         if tool is None or call.problem:
             return f"Calling {call.name or 'an unnamed tool'}"
         try:
@@ -108,7 +103,7 @@ class ToolBox:
             return f"Calling {call.name}"
 
     async def run(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
-        tool = self._find(call.name)
+        tool = self.get(call.name)
         if tool is None:
             known = ", ".join(sorted([*self._tools, *self._extra_tools]))
             return ToolResult.error(f"unknown tool {call.name!r}; available tools: {known}")
