@@ -3,10 +3,11 @@
 import * as vscode from 'vscode';
 import { AgentController } from './controller';
 import { AgentServer } from './languageClient';
+import { showMcpServers } from './mcp';
 import { TranscriptPanels } from './panel';
 import { Method } from './protocol';
 import { findExecutable, hasAgentls } from './serverCommand';
-import { SECTION, type Settings, configurationChange, needsRestart, readSettings } from './settings';
+import { SECTION, type Settings, configurationChange, mcpChanged, needsRestart, readSettings } from './settings';
 import { AgentStatusBar, showServerStatus } from './statusBar';
 import { VsCodeUi } from './ui';
 
@@ -100,6 +101,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   command('agentls.showServerLog', () => agentServer.showLog());
   command('agentls.restartServer', () => agentServer.restart());
   command('agentls.showServerStatus', () => showServerStatus(agentServer));
+  command('agentls.mcpServers', () => showMcpServers(agentServer.adapter, ui));
 
   // Settings reach the running server without a reload.
   context.subscriptions.push(
@@ -110,11 +112,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       const previous = settings;
       const next = currentSettings();
       settings = next;
-      if (needsRestart(previous, next)) {
+      if (needsRestart(previous, next) || (mcpChanged(previous, next) && agentServer.running)) {
+        const what = needsRestart(previous, next) ? 'the server command' : 'agentls.mcpServers';
         const choice = await vscode.window.showInformationMessage(
           agentServer.running
-            ? 'AgentLS: the server command changed. Restart the server now? Running turns are cancelled.'
-            : 'AgentLS: the server command changed. Start the server with it now?',
+            ? `AgentLS: ${what} changed. Restart the server now? Running turns are cancelled.`
+            : `AgentLS: ${what} changed. Start the server with it now?`,
           'Restart Server',
         );
         if (choice === 'Restart Server') {

@@ -19,6 +19,9 @@
  *   3. A screenshot goes to test-output/e2e/ (and to docs/images/ when
  *      AGENTLS_UPDATE_SCREENSHOT=1 or when it is missing there).
  *   4. AgentLS: Fork opens fork-1 beside main; AgentLS: Close Pane closes it.
+ *   5. MCP: the user's server (agentls.mcpServers) runs; the project's
+ *      .mcp.json asks first (a notification: Allow), then runs too; AgentLS:
+ *      MCP Servers lists both as ready and shows a server's tools.
  *
  * Needs `scripts/toolchain.sh e2e` (code-server, Chromium, playwright-core
  * under $E2E_CACHE) and the built agentls.vsix. Synchronises on DOM state
@@ -31,7 +34,7 @@ import { createRequire } from 'node:module';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { AGENTLS, EXTENSION_DIR, REPO_DIR, pidAlive, tempDir, waitFor } from '../support/env';
+import { AGENTLS, EXTENSION_DIR, PYTHON, REPO_DIR, pidAlive, tempDir, waitFor } from '../support/env';
 import { FakeModel, held } from '../support/fakeModel';
 
 // --- the slice of playwright-core we use --------------------------------------------------
@@ -88,6 +91,8 @@ const ANSWER =
   '```python\nprint("hello from the fake model")\n```\n\n' +
   'All done: this answer arrived in pieces.';
 const SLEEPER = 'sleep 300 & echo pid=$!; wait';
+/** The MCP server the Python tests use (written with the `mcp` SDK). */
+const MCP_FIXTURE = { command: PYTHON, args: [path.join(REPO_DIR, 'tests', 'mcp_fixture.py')] };
 
 const started = Date.now();
 function log(message: string): void {
@@ -152,6 +157,7 @@ function prepareWorkspace(root: string, baseUrl: string, serverCommand: string[]
     'workbench.editor.useModal': 'off',
     'agentls.serverCommand': serverCommand,
     'agentls.baseUrl': baseUrl,
+    'agentls.mcpServers': { fx: MCP_FIXTURE },
   };
   const dirs = { workspace, userData, extensions, home };
   writeSettings(dirs, settings);
@@ -528,6 +534,42 @@ async function main(): Promise<void> {
       100,
     );
     log('fork closed');
+
+    // 5. MCP servers: the user's runs; the project's asks first.
+    fs.writeFileSync(path.join(dirs.workspace, '.mcp.json'), JSON.stringify({ mcpServers: { proj: MCP_FIXTURE } }));
+    await runCommand(page, 'AgentLS: Restart Server');
+    const consent = notification(page, "asks to start the MCP server 'proj'");
+    await consent.waitFor({ state: 'visible', timeout: 30_000 });
+    await consent.getByRole('button', { name: 'Allow', exact: true }).click({ timeout: 10_000 });
+    log('allowed the project MCP server');
+    const rows = page.locator('.quick-input-list .monaco-list-row');
+    await waitFor(
+      'AgentLS: MCP Servers to list fx and proj as ready',
+      async () => {
+        await runCommand(page!, 'AgentLS: MCP Servers');
+        await rows.filter({ hasText: 'proj' }).first().waitFor({ state: 'visible', timeout: 20_000 });
+        const texts = await page!.evaluate(
+          () => [...document.querySelectorAll('.quick-input-list .monaco-list-row')].map((row) => (row as HTMLElement).innerText),
+          undefined,
+        );
+        // A row reads " fxready · 7 tools · options, stdio\n<command>": label, then description.
+        const ready = ['fx', 'proj'].every((name) => texts.some((text) => text.trim().startsWith(`${name}ready · `)));
+        if (!ready) {
+          log(`MCP servers not ready yet: ${JSON.stringify(texts)}`);
+          await page!.keyboard.press('Escape');
+        }
+        return ready;
+      },
+      30_000,
+      200,
+    );
+    await page.screenshot({ path: path.join(OUTPUT, 'mcp-servers.png') });
+    await rows.filter({ hasText: 'proj' }).first().click();
+    await rows.filter({ hasText: 'Show Tools' }).first().click({ timeout: 10_000 });
+    await rows.filter({ hasText: 'notes.write' }).first().waitFor({ state: 'visible', timeout: 10_000 });
+    await page.screenshot({ path: path.join(OUTPUT, 'mcp-tools.png') });
+    await page.keyboard.press('Escape');
+    log('AgentLS: MCP Servers lists fx and proj, ready, and the tools of proj');
     if (process.env.AGENTLS_UPDATE_SCREENSHOT === '1' || !fs.existsSync(DOCS_SCREENSHOT)) {
       fs.mkdirSync(path.dirname(DOCS_SCREENSHOT), { recursive: true });
       fs.copyFileSync(shot, DOCS_SCREENSHOT);

@@ -4,6 +4,7 @@ import {
   type Settings,
   configurationChange,
   initializationOptions,
+  mcpChanged,
   needsRestart,
   readSettings,
   splitCommandLine,
@@ -24,6 +25,7 @@ describe('settings', () => {
       fastMode: false,
       serverCommand: [],
       pythonPath: '',
+      mcpServers: {},
     });
   });
 
@@ -65,6 +67,16 @@ describe('settings', () => {
       settings: { agentls: { baseUrl: 'u', effort: 'low', fastMode: true } },
     });
     assert.equal(configurationChange(defaults, { ...defaults, pythonPath: '/p' }), undefined);
+  });
+
+  test('MCP servers go to initializationOptions and apply at the next start', () => {
+    const servers = { fx: { command: 'python3', args: ['server.py'] } };
+    const settings = readSettings(reader({ mcpServers: servers }));
+    assert.deepEqual(initializationOptions(settings).mcpServers, servers);
+    assert.equal(readSettings(reader({ mcpServers: ['not', 'an', 'object'] })).mcpServers.length, undefined);
+    assert.equal(mcpChanged(defaults, settings), true);
+    assert.equal(mcpChanged(settings, { ...settings, model: 'x' }), false);
+    assert.equal(configurationChange(defaults, settings), undefined);
   });
 
   test('a new server command or Python needs a restart; the rest does not', () => {
