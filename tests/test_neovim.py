@@ -35,6 +35,7 @@ from .support import WAIT, pid_alive
 REPO = Path(__file__).resolve().parent.parent
 PLUGIN = REPO / "editors" / "neovim"
 SCRIPTS = Path(__file__).resolve().parent / "nvim"
+MCP_FIXTURE = Path(__file__).resolve().parent / "mcp_fixture.py"
 SERVER = [str(Path(sys.executable).parent / "agentls"), "serve"]
 
 CACHE = Path(os.environ.get("AGENTLS_E2E_CACHE", Path.home() / ".cache" / "agentls-e2e"))
@@ -351,6 +352,18 @@ def test_the_approval_option_makes_commands_ask_first(
     assert "first-approved" in output(1, "call_allowed")
     assert "the user denied this exec_command call" in output(2, "call_denied")
     assert not (workspace / "denied.txt").exists(), "the denied command never ran"
+
+
+def test_mcp_servers_are_listed_used_and_restarted(
+    run_nvim: Any, fake: FakeModelThread
+) -> None:
+    fake.script(Reply.tool_call("mcp__fx__pid", {}), Reply.text("A process of its own."))
+    nvim = run_nvim(
+        "mcp.lua", AGENTLS_MCP_PYTHON=sys.executable, AGENTLS_MCP_FIXTURE=str(MCP_FIXTURE)
+    )
+    data = nvim.finish()
+    assert "✓ fx  ready" in data["list"]
+    assert fake.requests[1].body["input"][-1]["output"].isdigit()
 
 
 def test_checkhealth_reports_ok(run_nvim: Any, fake: FakeModelThread) -> None:

@@ -22,6 +22,11 @@ M.defaults = {
   -- When a tool call must be allowed first: "never", "on-request" (anything
   -- that may change something) or "always"; nil: the server's default.
   approval = nil, --- @type "never"|"on-request"|"always"|nil
+  -- MCP servers whose tools the agent may use, by name: { command = "…",
+  -- args = { … }, env = { … } } (stdio) or { type = "http", url = "…",
+  -- headers = { … } }. Sent as initializationOptions.mcpServers; the server
+  -- also reads ~/.config/agentls/mcp.json and the project's .mcp.json.
+  mcp_servers = nil, --- @type table<string, table>|nil
   -- One server per workspace root. Each entry is a marker name or a list of
   -- names of equal priority; the first entry that finds a root wins; else the
   -- current directory.
@@ -137,6 +142,16 @@ local schema = {
   effort = one_of(M.efforts),
   fast_mode = boolean,
   approval = one_of(M.approvals),
+  mcp_servers = function(v)
+    if type(v) ~= "table" or (next(v) ~= nil and vim.islist(v)) then
+      return "a table of NAME = { command = …, args = {…} } or { type = 'http', url = … }"
+    end
+    for name, server in pairs(v) do
+      if type(name) ~= "string" or type(server) ~= "table" then
+        return "a table of NAME = { command = …, args = {…} } or { type = 'http', url = … }"
+      end
+    end
+  end,
   root_markers = function(v)
     if type(v) ~= "table" or not vim.islist(v) then
       return "a list of marker names or lists of names"
@@ -303,7 +318,26 @@ function M.init_options(root, settings, opts)
   end
   init.fastMode = fast
   init.approval = opts.approval
+  init.mcpServers = M.mcp_servers(opts.mcp_servers)
   return init
+end
+
+--- `mcp_servers` as JSON objects: an empty Lua table would be sent as `[]`.
+function M.mcp_servers(servers)
+  if not servers or next(servers) == nil then
+    return nil
+  end
+  local out = {}
+  for name, server in pairs(servers) do
+    local entry = vim.deepcopy(server)
+    for _, key in ipairs({ "env", "headers" }) do
+      if type(entry[key]) == "table" and next(entry[key]) == nil then
+        entry[key] = nil
+      end
+    end
+    out[name] = entry
+  end
+  return out
 end
 
 return M
