@@ -16,7 +16,7 @@ from __future__ import annotations
 import importlib
 import logging
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -195,16 +195,19 @@ class McpManager:
 
     # --- life cycle -------------------------------------------------------------------------
 
-    async def run(self) -> None:
-        """Start every server; return once ``stop`` was asked and they have stopped."""
+    async def run(self, first: Callable[[], Awaitable[object]] | None = None) -> None:
+        """Start every server; return once ``stop`` was asked and they have stopped.
+
+        ``first``: what must be done before the SDK is imported and servers
+        start (the model client's warm-up: the first turn comes first)."""
         try:
-            await self._run()
+            await self._run(first)
         finally:
             self._loaded.set()
             self._running.set()
             self._finished.set()
 
-    async def _run(self) -> None:
+    async def _run(self, first: Callable[[], Awaitable[object]] | None) -> None:
         config = await anyio.to_thread.run_sync(self._load)
         self.specs, self.problems = config.servers, config.problems
         self._loaded.set()
@@ -214,6 +217,8 @@ class McpManager:
             for note in spec.notes:
                 log.warning("MCP server %s: %s", spec.name, note)
         self._changed()
+        if self.specs and first is not None:
+            await first()
         if not self.specs or self._stop.is_set():
             self._running.set()
             await self._stop.wait()

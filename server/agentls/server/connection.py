@@ -13,6 +13,7 @@ import logging
 import threading
 from collections.abc import Callable, Coroutine
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -120,7 +121,6 @@ class Connection:
         # MCP servers start in the background; their tools join the tool box
         # as each becomes ready.
         self._mcp = McpManager(root, options.mcp_servers, self._consent)
-        self._group.start_soon(self.mcp.run)
         agent = Agent(
             self._group,
             self.client,
@@ -134,8 +134,11 @@ class Connection:
         self._group.start_soon(self._run_worker)
         self._group.start_soon(self._pump_worker_events)
         # Import the SDK and build its client now, off the loop, so the first
-        # turn does not wait for them.
-        threading.Thread(target=self.client.prepare, name="warm-up", daemon=True).start()
+        # turn does not wait for them; the MCP servers start once that is done
+        # (on a 2-core machine their start-up would slow the first turn down).
+        warm_up = threading.Thread(target=self.client.prepare, name="warm-up", daemon=True)
+        warm_up.start()
+        self._group.start_soon(self.mcp.run, partial(anyio.to_thread.run_sync, warm_up.join))
 
     async def _run_worker(self) -> None:
         assert self.worker is not None
