@@ -16,7 +16,7 @@ import sys
 import time
 
 import anyio
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.utilities.types import Image
 from mcp_types import ToolAnnotations
@@ -88,6 +88,14 @@ def picture() -> list[object]:
 def fail(reason: str) -> str:
     """Fail with the reason (the result has isError set)."""
     raise ToolError(reason)
+
+
+@server.tool()
+async def grow(name: str, ctx: Context) -> str:
+    """Add a tool of that name, and say the tools changed."""
+    server.add_tool(lambda: f"{name} grown", name=name, annotations=READ_ONLY)
+    await ctx.notify_tools_changed()
+    return f"added {name}"
 
 
 def serve_http() -> None:

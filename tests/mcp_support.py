@@ -188,15 +188,21 @@ class McpEditor:
         result = await self.client.call("agent/mcpServers", {}, timeout=WAIT)
         return {server["name"]: server for server in result["servers"]}
 
-    async def status(self, name: str, *statuses: str, timeout: float = 3 * WAIT) -> dict[str, Any]:
-        """The server's entry once it has one of ``statuses`` (each change is logged)."""
+    async def server(
+        self, name: str, condition: Callable[[dict[str, Any]], bool], timeout: float = 3 * WAIT
+    ) -> dict[str, Any]:
+        """The server's entry once ``condition`` holds (the server logs each change)."""
         async with asyncio.timeout(timeout):
             while True:
                 self.changed.clear()
                 server = (await self.servers())[name]
-                if server["status"] in statuses:
+                if condition(server):
                     return server
                 await self.changed.wait()
+
+    async def status(self, name: str, *statuses: str, timeout: float = 3 * WAIT) -> dict[str, Any]:
+        """The server's entry once it has one of ``statuses``."""
+        return await self.server(name, lambda server: server["status"] in statuses, timeout)
 
     async def submit(self, prompt: str = "go", timeout: float = 3 * WAIT) -> dict[str, Any]:
         result: dict[str, Any] = await self.client.call(

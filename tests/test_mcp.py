@@ -221,6 +221,17 @@ async def test_results_become_the_calls_output_bounded(workspace: Path) -> None:
         assert "mcp__fx__notes_write" in offered(fake)
 
 
+async def test_a_server_whose_tools_change_is_listed_again(workspace: Path) -> None:
+    async with FakeModel() as fake, mcp_editor(fake, workspace, {"fx": fixture()}) as ed:
+        await ed.status("fx", "ready")
+        fake.script(Reply.tool_call("mcp__fx__grow", {"name": "extra"}), Reply.text("grown"))
+        assert (await ed.submit())["status"] == "completed"
+        await ed.server("fx", lambda server: "extra" in server["toolNames"])
+        fake.script(Reply.tool_call("mcp__fx__extra", {}), Reply.text("done"))
+        assert (await ed.submit())["status"] == "completed"
+        assert fake.requests[-1].body["input"][-1]["output"] == "extra grown"
+
+
 async def test_approval_asks_before_tools_that_may_change_things(workspace: Path) -> None:
     options = {"approval": "on-request"}
     async with (

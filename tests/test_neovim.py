@@ -354,9 +354,7 @@ def test_the_approval_option_makes_commands_ask_first(
     assert not (workspace / "denied.txt").exists(), "the denied command never ran"
 
 
-def test_mcp_servers_are_listed_used_and_restarted(
-    run_nvim: Any, fake: FakeModelThread
-) -> None:
+def test_mcp_servers_are_listed_used_and_restarted(run_nvim: Any, fake: FakeModelThread) -> None:
     fake.script(Reply.tool_call("mcp__fx__pid", {}), Reply.text("A process of its own."))
     nvim = run_nvim(
         "mcp.lua", AGENTLS_MCP_PYTHON=sys.executable, AGENTLS_MCP_FIXTURE=str(MCP_FIXTURE)

@@ -32,7 +32,7 @@ end
 vim.cmd("AgentMcp")
 -- The list follows the servers while they start.
 H.wait(function()
-  return shows("✓ fx  ready · 7 tools · options, stdio", "✗ broken  failed")
+  return shows("✓ fx  ready · 8 tools · options, stdio", "✗ broken  failed")
 end, "fx ready and broken failed in the :AgentMcp list")
 H.check(shows("command not found", "tools: pid, slow, crash, notes.write"), list())
 H.check(vim.tbl_contains(require("agentls.mcp").complete("", "AgentMcp restart "), "fx"), "completion")
@@ -53,6 +53,6 @@ end, "fx ready again")
 
 vim.cmd("checkhealth agentls")
 local report = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
-H.check(report:find("MCP server fx: ready, 7 tools (options, stdio)", 1, true), report)
+H.check(report:find("MCP server fx: ready, 8 tools (options, stdio)", 1, true), report)
 H.check(report:find("MCP server broken: failed", 1, true), report)
 H.done({ list = list() })

@@ -40,6 +40,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from agentls import __version__
@@ -351,7 +352,10 @@ class ServerRunner:
                         self.restartable = False
                         self._settle("ready", None)
                         log.info("MCP server %s is ready: %d tools", self.name, len(tools))
-                        lost = await self._hold(client)
+                        async with anyio.create_task_group() as watching:
+                            watching.start_soon(self._follow_tool_changes, client)
+                            lost = await self._hold(client)
+                            watching.cancel_scope.cancel()
                 if scope.cancelled_caught and not ready:
                     error = f"no answer within {self.startup_timeout:g} s of starting"
             except Exception as exc:
@@ -394,6 +398,7 @@ class ServerRunner:
             self._relist = False
             self.tools = await self._list_tools(client)
             self._on_change(self)
+            log.info("MCP server %s changed its tools: %d now", self.name, len(self.tools))
 
     async def _list_tools(self, client: Client) -> list[mcp_types.Tool]:
         tools: list[mcp_types.Tool] = []
@@ -405,6 +410,19 @@ class ServerRunner:
             if cursor is None:
                 break
         return tools
+
+    async def _follow_tool_changes(self, client: Client) -> None:
+        """2026-07-28 servers announce changed tools on a subscription; older
+        ones send ``notifications/tools/list_changed`` (``_on_message``)."""
+        if client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            return
+        try:
+            async with client.listen(tools_list_changed=True) as subscription:
+                async for _ in subscription:
+                    self._relist = True
+                    self._poke()
+        except Exception as exc:  # no subscription: the tools stay as listed
+            log.debug("MCP server %s: no tool-change subscription (%s)", self.name, exc)
 
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, mcp_types.ToolListChangedNotification):
