@@ -6,27 +6,20 @@
 
 import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
-import { afterEach, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { AgentController } from '../../src/controller';
 import { showMcpServers } from '../../src/mcp';
 import type { McpServersResult } from '../../src/protocol';
 import type { ToolCallEntry } from '../../src/transcript';
 import { PYTHON, REPO_DIR, waitFor } from '../support/env';
+import { stoppedAfterEach } from '../support/cleanup';
 import { FakeModel } from '../support/fakeModel';
 import { FakeUi } from '../support/fakeUi';
 import { ServerProcess } from '../support/server';
 
 const FIXTURE = path.join(REPO_DIR, 'tests', 'mcp_fixture.py');
 
-let running: Array<{ stop(): Promise<unknown> }> = [];
-
-afterEach(async () => {
-  const stopping = running.reverse();
-  running = [];
-  for (const process of stopping) {
-    await process.stop();
-  }
-});
+const running = stoppedAfterEach();
 
 describe('MCP servers against the real server', () => {
   test('the command lists them, restarts one, and an MCP tool call shows as NAME › TOOL', async () => {
