@@ -195,7 +195,9 @@ async def test_a_cancelled_call_is_cancelled_in_the_server(
             assert ed.of("tool.finished")[-1]["status"] == "cancelled"
 
 
-async def test_results_become_the_calls_output_bounded(workspace: Path) -> None:
+async def test_results_become_the_calls_output_bounded_and_new_tools_appear(
+    workspace: Path,
+) -> None:
     async with FakeModel() as fake, mcp_editor(fake, workspace, {"fx": fixture()}) as ed:
         server = await ed.status("fx", "ready", "failed")
         assert "notes.write" in server["toolNames"]
@@ -219,11 +221,7 @@ async def test_results_become_the_calls_output_bounded(workspace: Path) -> None:
         assert statuses == ["completed", "completed", "failed", "failed"]
         # A tool name the Responses API would refuse is offered under a clean one.
         assert "mcp__fx__notes_write" in offered(fake)
-
-
-async def test_a_server_whose_tools_change_is_listed_again(workspace: Path) -> None:
-    async with FakeModel() as fake, mcp_editor(fake, workspace, {"fx": fixture()}) as ed:
-        await ed.status("fx", "ready")
+        # A server whose tools change is listed again.
         fake.script(Reply.tool_call("mcp__fx__grow", {"name": "extra"}), Reply.text("grown"))
         assert (await ed.submit())["status"] == "completed"
         await ed.server("fx", lambda server: "extra" in server["toolNames"])
@@ -303,7 +301,9 @@ async def test_a_server_that_never_answers_fails_after_its_startup_timeout(
         assert not ed.children("hangs")
 
 
-async def test_a_server_that_dies_is_restarted_on_next_use(workspace: Path) -> None:
+async def test_a_server_that_dies_is_restarted_on_next_use_or_by_the_user(
+    workspace: Path,
+) -> None:
     async with FakeModel() as fake, mcp_editor(fake, workspace, {"fx": fixture()}) as ed:
         await ed.status("fx", "ready", "failed")
         fake.script(
@@ -324,15 +324,11 @@ async def test_a_server_that_dies_is_restarted_on_next_use(workspace: Path) -> N
         assert second_pid.isdigit() and second_pid != first_pid
         server = (await ed.servers())["fx"]
         assert server["status"] == "ready" and server["restarts"] == 1
-
-
-async def test_restart_asked_by_the_user(workspace: Path) -> None:
-    async with FakeModel() as fake, mcp_editor(fake, workspace, {"fx": fixture()}) as ed:
-        await ed.status("fx", "ready")
+        # A restart asked by the user: a new process, the restarts count from zero.
         (before,) = ed.children("fx")
         answer = await ed.client.call("agent/mcpRestart", {"name": "fx"}, timeout=WAIT)
         assert answer["name"] == "fx" and answer["status"] == "starting"
-        await ed.status("fx", "ready")
+        assert (await ed.status("fx", "ready"))["restarts"] == 0
         assert ed.children("fx") != [before] and len(ed.children("fx")) == 1
         assert not pid_alive(before)
         with pytest.raises(Exception, match="no MCP server named 'nope'"):

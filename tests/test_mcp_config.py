@@ -5,6 +5,7 @@ test MCPServer, in this process)."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -348,3 +349,34 @@ async def test_automatic_restarts_stop_at_the_limit(tmp_path: Path) -> None:
         with anyio.fail_after(3 * WAIT):
             assert (await runner.call("pid", {}, 100, 100)).output.isdigit()
         runner.stop()
+
+
+async def _until(condition: Any) -> Any:
+    """Another process's state, looked at until it holds (the caller bounds the wait)."""
+    while True:
+        if value := condition():
+            return value
+        await anyio.sleep(0.02)
+
+
+async def test_stopping_or_restarting_a_start_in_progress_does_not_wait_for_it(
+    tmp_path: Path,
+) -> None:
+    from .mcp_support import mcp_processes, parent_of
+
+    def mine() -> list[int]:
+        return [pid for pid in mcp_processes("fx") if parent_of(pid) == os.getpid()]
+
+    hangs = {"command": sys.executable, "args": ["-c", "import sys; sys.stdin.read()"]}
+    runner = _runner(hangs, tmp_path, startup_timeout=600)
+    with anyio.fail_after(2 * WAIT):  # far less than the 600 s the start could take
+        async with anyio.create_task_group() as group:
+            group.start_soon(runner.run)
+            runner.allow()
+            first = await _until(mine)
+            runner.restart()  # the start in progress ends, a new one begins
+            await _until(lambda: (now := mine()) and now != first)
+            assert runner.status == "starting"
+            runner.stop()
+    assert runner.error is None  # stopped, not timed out
+    assert not mine()

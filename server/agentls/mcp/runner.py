@@ -231,6 +231,8 @@ class ServerRunner:
         self._wake = anyio.Event()
         self._attempt = anyio.Event()
         self._session_over = anyio.Event()
+        # The scope of a start in progress (None once ready): what stops it early.
+        self._starting: anyio.CancelScope | None = None
         if spec.error is not None:
             self._settle("failed", spec.error)
 
@@ -247,7 +249,8 @@ class ServerRunner:
         """Start the server (the user allowed it, or it needs no permission)."""
         if self.spec.target is None:
             return
-        self._attempt = anyio.Event()
+        if self._attempt.is_set():  # a new attempt; callers of one in progress keep theirs
+            self._attempt = anyio.Event()
         self._start_wanted = True
         self._set("starting", None)
         self._poke()
@@ -263,19 +266,26 @@ class ServerRunner:
         self.restartable = False
         self._settle("disabled", why)
         log.info("MCP server %s is disabled: %s", self.name, why)
-        self._end_wanted = True
-        self._poke()
+        self._start_wanted = False
+        self._end()
 
     def restart(self) -> None:
         """A restart the user asked for: the automatic restarts count from zero again."""
         self.restarts = 0
         if self.spec.target is None:
             return
-        self._end_wanted = self._client is not None
+        self._end()
         self.allow()
 
     def stop(self) -> None:
         self._stopping = True
+        self._end()
+
+    def _end(self) -> None:
+        """End the session, a start in progress too (what comes next, the flags say)."""
+        self._end_wanted = True
+        if self._starting is not None:
+            self._starting.cancel()
         self._poke()
 
     async def call(self, tool: str, arguments: dict[str, Any], head: int, tail: int) -> ToolResult:
@@ -323,6 +333,10 @@ class ServerRunner:
 
     async def _serve(self) -> None:
         """One life of the server: start, list tools, serve calls until it ends."""
+        if self.status != "starting":
+            self._set("starting", None)
+        if self._attempt.is_set():
+            self._attempt = anyio.Event()
         self._lost = False
         self._session_over = anyio.Event()
         try:
@@ -340,6 +354,7 @@ class ServerRunner:
             try:
                 deadline = anyio.current_time() + self.startup_timeout
                 with anyio.CancelScope(deadline=deadline) as scope:
+                    self._starting = scope
                     transport = _transport(
                         self.spec, self._workspace, stderr, self._connection_lost
                     )
@@ -348,6 +363,7 @@ class ServerRunner:
                     ) as client:
                         tools = await self._list_tools(client)
                         scope.deadline = math.inf
+                        self._starting = None
                         self._client, self.tools, ready = client, tools, True
                         self.restartable = False
                         self._settle("ready", None)
@@ -356,12 +372,13 @@ class ServerRunner:
                             watching.start_soon(self._follow_tool_changes, client)
                             lost = await self._hold(client)
                             watching.cancel_scope.cancel()
-                if scope.cancelled_caught and not ready:
+                if scope.cancelled_caught and not ready and not self._end_wanted:
                     error = f"no answer within {self.startup_timeout:g} s of starting"
             except Exception as exc:
                 error = describe(exc, self.spec.command_line)
             finally:
                 self._client = None
+                self._starting = None
             if stderr is not None:
                 # The process is gone: let its last words arrive (bounded: a
                 # grandchild may hold the pipe open).
@@ -371,6 +388,8 @@ class ServerRunner:
             group.cancel_scope.cancel()
         if self._stopping or self.status == "disabled":
             self._attempt.set()
+        elif self._start_wanted:
+            pass  # restarted: the next life settles this attempt
         elif ready and (lost or error is not None):
             self.restartable = True
             left = self.max_restarts - self.restarts
