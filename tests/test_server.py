@@ -52,6 +52,9 @@ async def test_initialize_advertises_agentls(client: AgentClient) -> None:
         "agent/setApproval",
         "agent/auxiliary",
         "agent/newSession",
+        "agent/mcpServers",
+        "agent/mcpRestart",
+        "agent/mcpRevoke",
     }
 
 

@@ -13,6 +13,7 @@ local expected = {
   "AgentEffort",
   "AgentFast",
   "AgentFork",
+  "AgentMcp",
   "AgentNew",
   "AgentSteer",
   "AgentStop",
@@ -31,7 +32,7 @@ H.check(
   vim.deep_equal(
     plugs,
     vim.tbl_filter(function(c)
-      return c ~= "AgentStop"
+      return c ~= "AgentStop" and c ~= "AgentMcp" -- no <Plug> for these two
     end, expected)
   ),
   "the <Plug> mappings: " .. vim.inspect(plugs)
