@@ -123,8 +123,8 @@ $(NVIM_012):
 
 nvim-tools: $(NVIM_011) $(NVIM_012)
 
-pytest: nvim-tools
-pytest test-nvim: export AGENTLS_E2E_CACHE := $(NVIM_TOOLS)
+pytest: nvim-tools mcp-tools
+pytest test-nvim test-mcp: export AGENTLS_E2E_CACHE := $(NVIM_TOOLS)
 
 # Only the Neovim tests (both versions).
 test-nvim: $(STAMP) nvim-tools
@@ -184,3 +184,25 @@ vscode-clean:
 
 test: vscode-test vscode-e2e
 clean: vscode-clean
+
+# --- MCP servers the tests run (issue 17; docs/mcp.md) --------------------------------
+# @modelcontextprotocol/server-everything from npm, pinned, installed once into the
+# e2e cache (tests/test_mcp*.py run its bin with node; keep the version in step
+# with EVERYTHING_VERSION in tests/mcp_support.py).
+MCP_EVERYTHING_VERSION := 2026.8.31
+MCP_EVERYTHING_DIR := $(NVIM_TOOLS)/mcp-everything-$(MCP_EVERYTHING_VERSION)
+MCP_EVERYTHING := $(MCP_EVERYTHING_DIR)/node_modules/@modelcontextprotocol/server-everything/dist/index.js
+
+.PHONY: mcp-tools test-mcp
+
+$(MCP_EVERYTHING):
+	mkdir -p $(MCP_EVERYTHING_DIR)
+	cd $(MCP_EVERYTHING_DIR) && npm install --silent --no-save --no-audit --no-fund \
+	  @modelcontextprotocol/server-everything@$(MCP_EVERYTHING_VERSION)
+	test -f $@
+
+mcp-tools: $(MCP_EVERYTHING)
+
+# Only the MCP tests.
+test-mcp: $(STAMP) mcp-tools
+	$(BIN)/pytest -q tests/test_mcp.py tests/test_mcp_config.py

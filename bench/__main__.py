@@ -24,6 +24,7 @@ FIGURES = (
     "memory",
     "load",
     "sandbox",
+    "mcp",
 )
 
 

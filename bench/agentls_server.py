@@ -71,16 +71,26 @@ class AgentlsServer:
         *,
         home: Path | None = None,
         initialize: bool = True,
+        mcp_servers: dict[str, Any] | None = None,
     ) -> AgentlsServer:
         client = await LspClient.spawn(
             command or SERVE, env=environment(home), cwd=str(workspace), stderr=stderr
         )
         session = cls(client)
         if initialize:
-            await session.initialize(base_url, workspace)
+            await session.initialize(base_url, workspace, mcp_servers)
         return session
 
-    async def initialize(self, base_url: str, workspace: Path) -> dict[str, Any]:
+    async def initialize(
+        self, base_url: str, workspace: Path, mcp_servers: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        options: dict[str, Any] = {
+            "workspace": str(workspace),
+            "baseUrl": base_url,
+            "model": "gpt-fake",
+        }
+        if mcp_servers is not None:
+            options["mcpServers"] = mcp_servers
         msg_id, future = self.client.request(
             "initialize",
             {
@@ -88,11 +98,7 @@ class AgentlsServer:
                 "rootUri": workspace.as_uri(),
                 "capabilities": {"window": {"workDoneProgress": True}},
                 "clientInfo": {"name": "agentls bench"},
-                "initializationOptions": {
-                    "workspace": str(workspace),
-                    "baseUrl": base_url,
-                    "model": "gpt-fake",
-                },
+                "initializationOptions": options,
             },
         )
         async with asyncio.timeout(60):

@@ -108,6 +108,8 @@ def assemble(run: Run) -> Results:
         _load(run, results)
     if "sandbox" in raw:
         _sandbox(run, results)
+    if "mcp" in raw:
+        _mcp(run, results)
     return results
 
 
@@ -598,5 +600,70 @@ def _load(run: Run, results: Results) -> None:
                 "10.00 ms",
                 _check(run, p99 <= 10),
                 f"p50 {_fmt(fig.p(metric, OURS))}",
+            )
+        )
+
+
+def _mcp(run: Run, results: Results) -> None:
+    from bench.mcp_figures import DIRECT
+
+    raw = run.raw["mcp"]
+    fig = results.figure(
+        "mcp",
+        "MCP tool calls",
+        "a tool of an MCP server on stdio (bench/mcp_probe.py, written with the `mcp` SDK) "
+        "called by the model: the fake finished sending the call → the MCP tool runs; the "
+        "tool answered → the next model request reaches the fake. The same probe called "
+        "straight from the SDK's `Client` is the floor; start-up with three MCP servers "
+        "configured is measured interleaved with start-up without",
+    )
+    to_server, to_model = "model's call → MCP server has it", "MCP answer → next model request"
+    fig.add(to_server, OURS, "ms", raw["to_server"])
+    fig.add(to_model, OURS, "ms", raw["to_model"])
+    direct = raw.get("direct", {})
+    if direct:
+        fig.add(
+            to_server, DIRECT, "ms", direct["to_server"], "`call_tool()` called → MCP server has it"
+        )
+        fig.add(to_model, DIRECT, "ms", direct["back"], "MCP answer → `call_tool()` returns")
+    startup = raw.get("startup", {})
+    metric = "spawn → initialize result"
+    if startup:
+        fig.add(metric, "agentls, no MCP servers", "ms", startup["none"])
+        fig.add(metric, "agentls, 3 MCP servers", "ms", startup["three"])
+        first = "first turn, sent as initialize answers: submit → model request"
+        fig.add(first, "agentls, no MCP servers", "ms", startup["first_turn"]["none"])
+        fig.add(
+            first,
+            "agentls, 3 MCP servers",
+            "ms",
+            startup["first_turn"]["three"],
+            "the servers start once the model client is ready",
+        )
+    for text, name in (
+        (to_server, "model's call → MCP server"),
+        (to_model, "MCP answer → next model request"),
+    ):
+        p50 = fig.p(text, OURS)
+        if p50 is not None:
+            fig.targets.append(
+                Target(
+                    f"MCP tool-call overhead, {name}: p50 ≤ 5 ms",
+                    _fmt(p50),
+                    "5.00 ms",
+                    _check(run, p50 <= 5),
+                    f"SDK client alone: {_fmt(fig.p(text, DIRECT))}",
+                )
+            )
+    none = fig.p(metric, "agentls, no MCP servers")
+    three = fig.p(metric, "agentls, 3 MCP servers")
+    if none is not None and three is not None:
+        fig.targets.append(
+            Target(
+                "initialize with 3 MCP servers configured: p50 ≤ without + 30 ms",
+                _fmt(three),
+                _fmt(none + 30),
+                _check(run, three <= none + 30),
+                f"{three - none:+.1f} ms",
             )
         )

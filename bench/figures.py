@@ -20,6 +20,7 @@ from typing import Any
 
 from agentls.testing.fake_model import Reply
 from bench import codex as codex_peer
+from bench import mcp_figures as mcp_bench
 from bench import procs
 from bench.agentls_server import BARE_PYGLS, AgentlsServer
 from bench.clients import RpcError
@@ -229,6 +230,9 @@ class Run:
                 await self._timed("agent core", self.core())
             if self.wants("sandbox"):
                 await self._timed("sandbox", self.sandbox())
+            if self.wants("mcp"):
+                await self._timed("mcp overhead", mcp_bench.overhead(self))
+                await self._timed("mcp startup", mcp_bench.startup(self))
         self.timings["total"] = time.monotonic() - started
         self.loadavg["end"] = os.getloadavg()
         return self.assemble()

@@ -158,6 +158,11 @@ _PANELS: list[tuple[str, list[str], str]] = [
         "First delta under load (ms; bars p99)",
     ),
     ("sandbox", ["exec_command `true`"], "Sandbox: `true` per command (ms)"),
+    (
+        "mcp",
+        ["model's call → MCP server has it", "MCP answer → next model request"],
+        "MCP tool-call overhead (ms)",
+    ),
 ]
 
 
@@ -259,7 +264,7 @@ def _limit_line(figure: Figure) -> float | None:
     """The target as a line on the panel, where it is a plain number."""
     for target in figure.targets:
         limit = target.limit.split()
-        if figure.key in ("submit", "first-delta", "startup", "load", "cancel") and limit:
+        if figure.key in ("submit", "first-delta", "startup", "load", "cancel", "mcp") and limit:
             try:
                 return float(limit[0])
             except ValueError:

@@ -63,6 +63,7 @@ def test_smoke_run_writes_the_table_json_and_plot(tmp_path: Path) -> None:
         "memory",
         "load",
         "sandbox",
+        "mcp",
     }
     for figure in data["figures"]:
         assert figure["series"], figure["key"]

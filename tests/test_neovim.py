@@ -35,6 +35,7 @@ from .support import WAIT, needle, pid_alive, processes_with
 REPO = Path(__file__).resolve().parent.parent
 PLUGIN = REPO / "editors" / "neovim"
 SCRIPTS = Path(__file__).resolve().parent / "nvim"
+MCP_FIXTURE = Path(__file__).resolve().parent / "mcp_fixture.py"
 SERVER = [str(Path(sys.executable).parent / "agentls"), "serve"]
 
 CACHE = Path(os.environ.get("AGENTLS_E2E_CACHE", Path.home() / ".cache" / "agentls-e2e"))
@@ -391,6 +392,16 @@ def test_approvals_are_asked_in_neovim(
     denied = output("call_denied")
     assert "the user denied this exec_command call" in denied and "not in my repo" in denied
     assert not (workspace / "denied.txt").exists(), "the denied command never ran"
+
+
+def test_mcp_servers_are_listed_used_and_restarted(run_nvim: Any, fake: FakeModelThread) -> None:
+    fake.script(Reply.tool_call("mcp__fx__pid", {}), Reply.text("A process of its own."))
+    nvim = run_nvim(
+        "mcp.lua", AGENTLS_MCP_PYTHON=sys.executable, AGENTLS_MCP_FIXTURE=str(MCP_FIXTURE)
+    )
+    data = nvim.finish()
+    assert "✓ fx  ready" in data["list"]
+    assert fake.requests[1].body["input"][-1]["output"].isdigit()
 
 
 def test_checkhealth_reports_ok(run_nvim: Any, fake: FakeModelThread) -> None:

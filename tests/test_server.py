@@ -54,6 +54,9 @@ async def test_initialize_advertises_agentls(client: AgentClient) -> None:
         "agent/newSession",
         "agent/cancelTool",
         "agent/processes",
+        "agent/mcpServers",
+        "agent/mcpRestart",
+        "agent/mcpRevoke",
     }
 
 

@@ -30,6 +30,10 @@ ToolStatus = Literal["completed", "failed", "cancelled"]
 # The settings a pane can change at any time (``agent/set*``, editor settings).
 SettingName = Literal["effort", "fast_mode", "approval"]
 
+# An MCP server's state (``agent/mcpServers``): ``disabled`` is a project
+# server the user has not allowed.
+McpStatus = Literal["starting", "ready", "failed", "disabled"]
+
 # What the user asked of an approval request.
 Decision = Literal["allow", "allowSession", "deny"]
 

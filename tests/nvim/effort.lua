@@ -13,6 +13,7 @@ local expected = {
   "AgentEffort",
   "AgentFast",
   "AgentFork",
+  "AgentMcp",
   "AgentNew",
   "AgentSteer",
   "AgentStop",
@@ -32,7 +33,8 @@ H.check(
   vim.deep_equal(
     plugs,
     vim.tbl_filter(function(c)
-      return c ~= "AgentStop" and c ~= "AgentStopTool"
+      -- no <Plug> for these
+      return c ~= "AgentStop" and c ~= "AgentStopTool" and c ~= "AgentMcp"
     end, expected)
   ),
   "the <Plug> mappings: " .. vim.inspect(plugs)

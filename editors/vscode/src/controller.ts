@@ -41,6 +41,7 @@ export interface PickItem<T extends string = string> {
   value: T;
   label: string;
   description?: string;
+  detail?: string;
 }
 
 /** What the commands need from the editor's UI. */

@@ -5,10 +5,19 @@ import { VsCodeApprovalUi } from './approvalUi';
 import { askApproval } from './approvals';
 import { AgentController } from './controller';
 import { AgentServer } from './languageClient';
+import { showMcpServers } from './mcp';
 import { TranscriptPanels } from './panel';
 import { Method } from './protocol';
 import { findExecutable, hasAgentls } from './serverCommand';
-import { SECTION, type Settings, configurationChange, needsRestart, readSettings, restartReason } from './settings';
+import {
+  SECTION,
+  type Settings,
+  configurationChange,
+  mcpChanged,
+  needsRestart,
+  readSettings,
+  restartReason,
+} from './settings';
 import { AgentStatusBar, showServerStatus } from './statusBar';
 import { VsCodeUi } from './ui';
 
@@ -106,6 +115,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   command('agentls.showServerLog', () => agentServer.showLog());
   command('agentls.restartServer', () => agentServer.restart());
   command('agentls.showServerStatus', () => showServerStatus(agentServer));
+  command('agentls.mcpServers', () => showMcpServers(agentServer.adapter, ui));
 
   // Settings reach the running server without a reload.
   context.subscriptions.push(
@@ -116,8 +126,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       const previous = settings;
       const next = currentSettings();
       settings = next;
-      if (needsRestart(previous, next)) {
-        const why = restartReason(previous, next);
+      if (needsRestart(previous, next) || (mcpChanged(previous, next) && agentServer.running)) {
+        const why = needsRestart(previous, next) ? restartReason(previous, next) : 'agentls.mcpServers changed';
         const choice = await vscode.window.showInformationMessage(
           agentServer.running
             ? `AgentLS: ${why}. Restart the server now? Running turns are cancelled.`

@@ -22,6 +22,9 @@ export const Method = {
   cancelTool: 'agent/cancelTool',
   processes: 'agent/processes',
   requestApproval: 'agent/requestApproval',
+  mcpServers: 'agent/mcpServers',
+  mcpRestart: 'agent/mcpRestart',
+  mcpRevoke: 'agent/mcpRevoke',
   event: 'agent/event',
   didChangeConfiguration: 'workspace/didChangeConfiguration',
 } as const;
@@ -221,6 +224,37 @@ export interface InitializationOptions {
   sandbox?: Sandbox;
   network?: boolean;
   idleTimeout?: number;
+  /** `{NAME: {command, args?, env?} | {type: 'http', url, headers?}}` */
+  mcpServers?: Record<string, unknown>;
+}
+
+// --- MCP servers ----------------------------------------------------------------------
+
+/** `disabled`: a project server the user has not allowed. */
+export type McpStatus = 'starting' | 'ready' | 'failed' | 'disabled';
+
+/** One entry of `agent/mcpServers`. */
+export interface McpServer {
+  name: string;
+  status: McpStatus;
+  tools: number;
+  toolNames: string[];
+  error?: string;
+  source: 'options' | 'user' | 'project';
+  transport: 'stdio' | 'http';
+  command?: string;
+  url?: string;
+  restarts: number;
+  notes?: string[];
+}
+
+export interface McpServersResult {
+  servers: McpServer[];
+  problems?: string[];
+}
+
+export interface McpRevokeResult {
+  revoked: string[];
 }
 
 /** The settings section `workspace/didChangeConfiguration` carries. */

@@ -37,6 +37,8 @@ export interface Settings {
   /** The full command line, already split; empty: not set. */
   serverCommand: string[];
   pythonPath: string;
+  /** `agentls.mcpServers`: sent as `initializationOptions.mcpServers` (applies at start). */
+  mcpServers: Record<string, unknown>;
 }
 
 /** `vscode.WorkspaceConfiguration` has this shape. */
@@ -71,7 +73,12 @@ export function readSettings(config: ConfigurationReader): Settings {
     idleTimeout: typeof idleTimeout === 'number' && idleTimeout > 0 ? idleTimeout : 0,
     serverCommand,
     pythonPath: text(config.get('pythonPath')),
+    mcpServers: objectOf(config.get('mcpServers')),
   };
+}
+
+function objectOf(value: unknown): Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 }
 
 /** `initializationOptions` for `initialize`: empty settings are left to the server's defaults. */
@@ -94,6 +101,9 @@ export function initializationOptions(settings: Settings, workspace?: string): I
   }
   if (workspace !== undefined) {
     options.workspace = workspace;
+  }
+  if (Object.keys(settings.mcpServers).length > 0) {
+    options.mcpServers = settings.mcpServers;
   }
   return options;
 }
@@ -150,6 +160,11 @@ export function restartReason(previous: Settings, next: Settings): string {
     return 'the idle timeout changed';
   }
   return 'the server command changed';
+}
+
+/** Whether `agentls.mcpServers` changed (it applies when the server starts). */
+export function mcpChanged(previous: Settings, next: Settings): boolean {
+  return JSON.stringify(previous.mcpServers) !== JSON.stringify(next.mcpServers);
 }
 
 /** Split a command line like a POSIX shell would for plain words, quotes and backslashes. */

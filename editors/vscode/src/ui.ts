@@ -16,7 +16,7 @@ export class VsCodeUi implements Ui {
     options: { title: string; placeHolder?: string },
   ): Promise<T | undefined> {
     const picked = await vscode.window.showQuickPick(
-      items.map((item) => ({ label: item.label, description: item.description, value: item.value })),
+      items.map((item) => ({ label: item.label, description: item.description, detail: item.detail, value: item.value })),
       options,
     );
     return picked?.value;

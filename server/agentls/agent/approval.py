@@ -26,6 +26,7 @@ import json
 import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from agentls.domain import Approval, Decision
 from agentls.tools.apply_patch import affected_paths
@@ -50,6 +51,8 @@ class ApprovalRequest:
     justification: str | None = None
     # The files a patch changes (for editors that list them).
     paths: tuple[str, ...] = ()
+    # The call's arguments, for tools that are neither a command nor a patch.
+    arguments: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,7 +2,8 @@
 
 Enough of an editor for ``agentls exec`` and the benchmarks: requests with
 futures, ``$/cancelRequest``, notification callbacks, and answers to the few
-server→client requests an agentls server sends.
+server→client requests an agentls server sends (a handler may return an
+awaitable: the answer goes out when it is ready).
 """
 
 from __future__ import annotations

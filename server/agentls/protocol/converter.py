@@ -111,6 +111,17 @@ def _make_converter() -> cattrs.Converter:
 
     converter.register_structure_hook_factory(is_list, list_factory)
 
+    def is_json_object(kind: Any) -> bool:
+        return typing.get_origin(kind) is dict and typing.get_args(kind) == (str, Any)
+
+    def json_object(value: Any, _: Any) -> Any:
+        # Free-form JSON (its contents are checked where they are used).
+        if not isinstance(value, dict):
+            raise TypeError(f"expected an object, got {_json_type(value)}")
+        return value
+
+    converter.register_structure_hook_factory(is_json_object, lambda kind: json_object)
+
     def is_literal(kind: Any) -> bool:
         return getattr(kind, "__origin__", None) is typing.Literal
 

@@ -26,6 +26,9 @@ AUXILIARY = "agent/auxiliary"
 NEW_SESSION = "agent/newSession"
 CANCEL_TOOL = "agent/cancelTool"
 PROCESSES = "agent/processes"
+MCP_SERVERS = "agent/mcpServers"
+MCP_RESTART = "agent/mcpRestart"
+MCP_REVOKE = "agent/mcpRevoke"
 EVENT = "agent/event"
 REQUEST_APPROVAL = "agent/requestApproval"
 
@@ -55,6 +58,9 @@ METHODS: tuple[Method, ...] = (
     Method(NEW_SESSION, "client→server", "request", "NewSessionParams"),
     Method(CANCEL_TOOL, "client→server", "request", "CancelToolParams"),
     Method(PROCESSES, "client→server", "request", "ProcessesParams"),
+    Method(MCP_SERVERS, "client→server", "request", "McpServersParams"),
+    Method(MCP_RESTART, "client→server", "request", "McpRestartParams"),
+    Method(MCP_REVOKE, "client→server", "request", "McpRevokeParams"),
     Method(EVENT, "server→client", "notification"),
     Method(REQUEST_APPROVAL, "server→client", "request"),
 )

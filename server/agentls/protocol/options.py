@@ -6,6 +6,8 @@ costs a few milliseconds, and start-up should pay only for this one.
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 
 from agentls.domain import DEFAULT_APPROVAL, DEFAULT_SANDBOX, Approval, Effort, Sandbox
@@ -30,3 +32,6 @@ class InitializationOptions:
     idle_timeout: float | None = None
     # Required when the server listens on a non-loopback address (--token).
     token: str | None = None
+    # MCP servers, ``{NAME: {command, args?, env?} | {type: "http", url, headers?}}``;
+    # checked when they start (agentls.mcp.config), not here.
+    mcp_servers: dict[str, Any] | None = None

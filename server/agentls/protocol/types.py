@@ -124,3 +124,19 @@ class CancelToolParams:
 @attrs.define(frozen=True)
 class ProcessesParams:
     pane: str = "main"
+
+
+@attrs.define(frozen=True)
+class McpServersParams:
+    """``agent/mcpServers`` takes no params."""
+
+
+@attrs.define(frozen=True)
+class McpRestartParams:
+    name: str
+
+
+@attrs.define(frozen=True)
+class McpRevokeParams:
+    # None: every server of the project's .mcp.json.
+    name: str | None = None

@@ -380,11 +380,16 @@ class AgentServer(LanguageServer):
         await asyncio.to_thread(load_connection_code)  # off the loop; done already if preload won
         from agentls.server.approval import EditorApprover
         from agentls.server.connection import Connection
+        from agentls.server.consent import EditorConsent
 
         assert self.configured is not None
         options, root = self.configured
         connection = Connection(
-            self._notify_event, EditorApprover(self), self.next_turn_id, self._warn_user
+            self._notify_event,
+            EditorApprover(self),
+            self.next_turn_id,
+            self._warn_user,
+            EditorConsent(self),
         )
         await connection.start(options, root)
         self._connection = connection

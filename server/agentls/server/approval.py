@@ -80,17 +80,22 @@ class EditorApprover:
         return ApprovalDecision(_BY_TITLE.get(str(title), "deny"))  # type: ignore[arg-type]
 
     async def _ask(self, method: str, params: Any) -> Any:
-        protocol = self._server.protocol
-        msg_id = f"agentls-approval-{uuid.uuid4().hex}"
-        future = protocol.send_request(method, params, msg_id=msg_id)
-        try:
-            # Shielded: a cancelled await must not cancel pygls's own future (pygls#621).
-            return await asyncio.shield(asyncio.wrap_future(future))
-        except asyncio.CancelledError:
-            # The turn was cancelled: withdraw the question, forget any late answer.
-            protocol._request_futures.pop(msg_id, None)
-            protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id=msg_id))
-            raise
+        return await ask_editor(self._server, method, params, "approval")
+
+
+async def ask_editor(server: AgentServer, method: str, params: Any, what: str) -> Any:
+    """Send the editor a request and wait for its answer; cancelled, withdraw it."""
+    protocol = server.protocol
+    msg_id = f"agentls-{what}-{uuid.uuid4().hex}"
+    future = protocol.send_request(method, params, msg_id=msg_id)
+    try:
+        # Shielded: a cancelled await must not cancel pygls's own future (pygls#621).
+        return await asyncio.shield(asyncio.wrap_future(future))
+    except asyncio.CancelledError:
+        # The turn was cancelled: withdraw the question, forget any late answer.
+        protocol._request_futures.pop(msg_id, None)
+        protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id=msg_id))
+        raise
 
 
 def _decision(result: Any) -> ApprovalDecision:

@@ -13,6 +13,7 @@ import logging
 import threading
 from collections.abc import Callable, Coroutine
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -25,11 +26,14 @@ from agentls.agent.approval import Approver
 from agentls.agent.interrupt import CancelToken
 from agentls.agent.settings import Settings
 from agentls.config import AgentConfig, ModelConfig, SandboxPolicy, ToolConfig, parse_effort
+from agentls.mcp.consent import ConsentAsker
+from agentls.mcp.manager import STOP_GRACE, McpManager
 from agentls.model.client import ResponsesClient
 from agentls.protocol import errors
 from agentls.protocol.options import InitializationOptions
 from agentls.server.progress import TurnProgress, describe, end_message
 from agentls.server.relay import EventRelay
+from agentls.tools.registry import ToolBox
 from agentls.tools.sandbox import availability as sandbox_availability
 from agentls.tools.shell import sweep_leftovers
 from agentls.worker import messages as wm
@@ -47,11 +51,14 @@ class Connection:
         approver: Approver,
         next_turn_id: Callable[[], int],
         warn: Callable[[str], None] | None = None,
+        consent: ConsentAsker | None = None,
     ) -> None:
         self.relay = EventRelay(notify, self._observe)
         self.approver = approver
         # Tells the user something they must know (window/showMessage).
         self._warn = warn
+        self._consent = consent
+        self._mcp: McpManager | None = None
         self._group: anyio.abc.TaskGroup | None = None
         self.worker: PaneWorker | None = None
         self.client: ResponsesClient | None = None
@@ -90,7 +97,12 @@ class Connection:
                 self._create(options, root)
                 ready.set_result(None)
                 await self._worker_done.wait()
-                group.cancel_scope.cancel()  # what is left (relay pumps, progress jobs)
+                # Every turn has ended (its MCP calls too): stop the MCP servers,
+                # then cancel what is left (relay pumps, progress jobs).
+                self.mcp.stop()
+                with anyio.move_on_after(STOP_GRACE):
+                    await self.mcp.finished()  # past the grace, cancelled (and killed)
+                group.cancel_scope.cancel()
         except BaseException as exc:
             if not ready.done():
                 ready.set_exception(exc if isinstance(exc, Exception) else RuntimeError(exc))
@@ -112,16 +124,27 @@ class Connection:
             approval=options.approval,
         )
         assert self._group is not None
+        # MCP servers start in the background; their tools join the tool box
+        # as each becomes ready.
+        self._mcp = McpManager(root, options.mcp_servers, self._consent)
         agent = Agent(
-            self._group, self.client, self.config, settings=settings, approver=self.approver
+            self._group,
+            self.client,
+            self.config,
+            settings=settings,
+            approver=self.approver,
+            tools=ToolBox.default(self.mcp),
         )
         self.worker = PaneWorker(agent)
         self.relay.attach(wm.MAIN, agent.events)
         self._group.start_soon(self._run_worker)
         self._group.start_soon(self._pump_worker_events)
         # Import the SDK and build its client now, off the loop, so the first
-        # turn does not wait for them.
-        threading.Thread(target=self.client.prepare, name="warm-up", daemon=True).start()
+        # turn does not wait for them; the MCP servers start once that is done
+        # (on a 2-core machine their start-up would slow the first turn down).
+        warm_up = threading.Thread(target=self.client.prepare, name="warm-up", daemon=True)
+        warm_up.start()
+        self._group.start_soon(self.mcp.run, partial(anyio.to_thread.run_sync, warm_up.join))
         # Kill what a server that died before us left behind (off the loop).
         threading.Thread(target=sweep_leftovers, name="sweep", daemon=True).start()
         self._group.start_soon(self._announce_sandbox, sandbox, settings.approval)
@@ -170,6 +193,12 @@ class Connection:
     @property
     def stopping(self) -> bool:
         return self._stopping
+
+    @property
+    def mcp(self) -> McpManager:
+        """The MCP servers (there from ``start`` on)."""
+        assert self._mcp is not None
+        return self._mcp
 
     def check_ready(self) -> PaneWorker:
         if self._stopping or self.worker is None or self.worker.stopping:

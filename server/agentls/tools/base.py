@@ -116,6 +116,7 @@ class FunctionTool:
     description: ClassVar[str]
     properties: ClassVar[dict[str, Any]]
     required: ClassVar[tuple[str, ...]]
+    # Whether the tool changes nothing (approval never asks before such a tool).
     read_only: ClassVar[bool] = False
     # Stops early and answers with what it has when ``ToolContext.stop`` is
     # set; other tools are simply cancelled by ``agent/cancelTool``.

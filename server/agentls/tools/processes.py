@@ -53,6 +53,11 @@ from agentls.tools.proctable import ProcessTable, default_table, owner_alive, se
 log = logging.getLogger(__name__)
 
 MARKER_VARIABLE = "AGENTLS_PROCESS_SCOPE"
+# Set in the environment of every MCP server we start (agentls.mcp): they are
+# our children in sessions of their own, but never a turn's, so the sweep
+# below must not take them for a turn's orphans.
+MCP_MARKER_VARIABLE = "AGENTLS_MCP_SERVER"
+_MCP_MARKER = f"{MCP_MARKER_VARIABLE}=".encode()
 # How long processes get to exit on SIGTERM before SIGKILL.
 TERM_GRACE = 0.05
 _PR_SET_CHILD_SUBREAPER = 36
@@ -195,6 +200,7 @@ class ProcessScope:
             and proc.pid not in _direct_children
             and proc.pid not in self._reapers.values()
             and not proc.zombie
+            and not self.table.has_marker(proc.pid, _MCP_MARKER)
         }
         found |= orphans
         roots |= orphans  # and their descendants by descent

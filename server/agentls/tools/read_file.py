@@ -21,6 +21,7 @@ _MAX_FILE_BYTES = 32 * 1024 * 1024
 
 class ReadFile(FunctionTool):
     name = "read_file"
+    read_only = True
     description = (
         "Read a text file in the workspace. Returns numbered lines (`N<TAB>text`), "
         "starting at `offset` (1-based, default 1), at most `limit` lines (default 2000)."

@@ -11,7 +11,7 @@ import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from agentls.tools.base import Tool, ToolArgumentError, ToolContext, ToolResult
 from agentls.tools.workspace import PathOutsideWorkspace, Workspace
@@ -43,13 +43,27 @@ def parse_call(item: dict[str, Any]) -> ToolCall:
     return ToolCall(call_id, name, arguments)
 
 
+class ToolSource(Protocol):
+    """Tools that come and go while the server runs (the MCP servers' tools).
+    ``version`` changes whenever ``tools()`` does."""
+
+    @property
+    def version(self) -> int: ...
+
+    def tools(self) -> Sequence[Tool]: ...
+
+
 class ToolBox:
-    def __init__(self, tools: Sequence[Tool]) -> None:
+    def __init__(self, tools: Sequence[Tool], extra: ToolSource | None = None) -> None:
         self._tools = {tool.name: tool for tool in tools}
         self._specs = [tool.spec() for tool in tools]
+        self._extra = extra
+        self._extra_version = -1
+        self._extra_tools: dict[str, Tool] = {}
+        self._all_specs = self._specs
 
     @classmethod
-    def default(cls) -> ToolBox:
+    def default(cls, extra: ToolSource | None = None) -> ToolBox:
         from agentls.tools.apply_patch import ApplyPatch
         from agentls.tools.background import ReadProcessOutput, StartProcess, StopProcess
         from agentls.tools.exec_command import ExecCommand
@@ -65,23 +79,40 @@ class ToolBox:
                 StartProcess(),
                 ReadProcessOutput(),
                 StopProcess(),
-            ]
+            ],
+            extra,
         )
 
     def read_only(self) -> ToolBox:
-        """Only the tools that can change nothing (for auxiliary jobs, which
-        nobody watches and nobody can approve)."""
+        """Only the built-in tools that can change nothing (for auxiliary
+        jobs, which nobody watches and nobody can approve; MCP tools are left
+        out, since a server's read-only hint is only a hint)."""
         return ToolBox([tool for tool in self._tools.values() if tool.read_only])
 
-    def get(self, name: str) -> Tool | None:
-        return self._tools.get(name)
+    def _refresh(self) -> None:
+        extra = self._extra
+        if extra is not None and extra.version != self._extra_version:
+            tools = [t for t in extra.tools() if t.name not in self._tools]
+            self._extra_tools = {tool.name: tool for tool in tools}
+            self._all_specs = [*self._specs, *(tool.spec() for tool in tools)]
+            self._extra_version = extra.version
 
     @property
     def specs(self) -> list[dict[str, Any]]:
-        return self._specs
+        """What the model is offered now (tools of MCP servers that became ready included)."""
+        self._refresh()
+        return self._all_specs
+
+    def get(self, name: str) -> Tool | None:
+        """The tool of that name, built in or from the extra source."""
+        tool = self._tools.get(name)
+        if tool is None and self._extra is not None:
+            self._refresh()
+            tool = self._extra_tools.get(name)
+        return tool
 
     def title(self, call: ToolCall, workspace: Workspace) -> str:
-        tool = self._tools.get(call.name)
+        tool = self.get(call.name)
         if tool is None or call.problem:
             return f"Calling {call.name or 'an unnamed tool'}"
         try:
@@ -90,9 +121,9 @@ class ToolBox:
             return f"Calling {call.name}"
 
     async def run(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
-        tool = self._tools.get(call.name)
+        tool = self.get(call.name)
         if tool is None:
-            known = ", ".join(sorted(self._tools))
+            known = ", ".join(sorted([*self._tools, *self._extra_tools]))
             return ToolResult.error(f"unknown tool {call.name!r}; available tools: {known}")
         if call.problem:
             return ToolResult.error(f"{call.name}: {call.problem}")

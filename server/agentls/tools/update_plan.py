@@ -12,6 +12,7 @@ STEP_STATUSES = ("pending", "in_progress", "completed")
 
 class UpdatePlan(FunctionTool):
     name = "update_plan"
+    read_only = True
     description = (
         "Record your plan for the task as a list of steps with their status. "
         "At most one step is in_progress at a time."

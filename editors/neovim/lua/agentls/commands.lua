@@ -110,6 +110,18 @@ M.specs = {
     end,
     { nargs = "?", complete = M.complete_panes, desc = "Show or hide a transcript" },
   },
+  AgentMcp = {
+    function(o)
+      agent().mcp(o.fargs)
+    end,
+    {
+      nargs = "*",
+      complete = function(lead, line)
+        return require("agentls.mcp").complete(lead, line)
+      end,
+      desc = "MCP servers: list them, restart NAME, revoke [NAME]",
+    },
+  },
   AgentStop = {
     function()
       agent().stop()

@@ -31,6 +31,11 @@ M.defaults = {
   sandbox = nil, --- @type "workspace-write"|"read-only"|"off"|nil
   network = nil, --- @type boolean|nil let sandboxed commands use the network (default false)
   idle_timeout = nil, --- @type number|nil seconds of model silence before a stream counts as stalled
+  -- MCP servers whose tools the agent may use, by name: { command = "…",
+  -- args = { … }, env = { … } } (stdio) or { type = "http", url = "…",
+  -- headers = { … } }. Sent as initializationOptions.mcpServers; the server
+  -- also reads ~/.config/agentls/mcp.json and the project's .mcp.json.
+  mcp_servers = nil, --- @type table<string, table>|nil
   -- One server per workspace root. Each entry is a marker name or a list of
   -- names of equal priority; the first entry that finds a root wins; else the
   -- current directory.
@@ -152,6 +157,16 @@ local schema = {
   idle_timeout = function(v)
     if type(v) ~= "number" or v <= 0 then
       return "a positive number of seconds"
+    end
+  end,
+  mcp_servers = function(v)
+    if type(v) ~= "table" or (next(v) ~= nil and vim.islist(v)) then
+      return "a table of NAME = { command = …, args = {…} } or { type = 'http', url = … }"
+    end
+    for name, server in pairs(v) do
+      if type(name) ~= "string" or type(server) ~= "table" then
+        return "a table of NAME = { command = …, args = {…} } or { type = 'http', url = … }"
+      end
     end
   end,
   root_markers = function(v)
@@ -323,7 +338,26 @@ function M.init_options(root, settings, opts)
   init.sandbox = opts.sandbox
   init.network = opts.network
   init.idleTimeout = opts.idle_timeout
+  init.mcpServers = M.mcp_servers(opts.mcp_servers)
   return init
+end
+
+--- `mcp_servers` as JSON objects: an empty Lua table would be sent as `[]`.
+function M.mcp_servers(servers)
+  if not servers or next(servers) == nil then
+    return nil
+  end
+  local out = {}
+  for name, server in pairs(servers) do
+    local entry = vim.deepcopy(server)
+    for _, key in ipairs({ "env", "headers" }) do
+      if type(entry[key]) == "table" and next(entry[key]) == nil then
+        entry[key] = nil
+      end
+    end
+    out[name] = entry
+  end
+  return out
 end
 
 return M

@@ -216,6 +216,7 @@ local function check_connections()
           table.concat(conn:pane_names(), ", ")
         )
       )
+      require("agentls.mcp").check(client, health, TIMEOUT)
     else
       health.info(vim.fn.fnamemodify(root, ":~") .. ": not running (the next command starts it)")
     end

@@ -154,6 +154,13 @@ function M.close_pane(opts)
   conn:close_pane(name)
 end
 
+--- The workspace's MCP servers: list them, or `{"restart", NAME}`, `{"revoke", NAME?}`.
+--- @param args? string[]
+function M.mcp(args)
+  local conn = target()
+  require("agentls.mcp").run(conn, args or {})
+end
+
 --- The efforts the server accepts (from its capabilities once it runs).
 function M.efforts()
   local connection = require("agentls.connection")

@@ -26,6 +26,9 @@
  *      allowed from the notification, Deny with a reason the model reads.
  *   6. The Stop button of a running command: that command dies, the turn
  *      goes on; the command had a progress notification of its own.
+ *   7. MCP: the user's server (agentls.mcpServers) runs; the project's
+ *      .mcp.json asks first (a notification: Allow), then runs too; AgentLS:
+ *      MCP Servers lists both as ready and shows a server's tools.
  *
  * Needs `scripts/toolchain.sh e2e` (code-server, Chromium, playwright-core
  * under $E2E_CACHE) and the built agentls.vsix. Synchronises on DOM state
@@ -38,7 +41,17 @@ import { createRequire } from 'node:module';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { AGENTLS, EXTENSION_DIR, REPO_DIR, pidAlive, processesWith, tempDir, uniqueDuration, waitFor } from '../support/env';
+import {
+  AGENTLS,
+  EXTENSION_DIR,
+  PYTHON,
+  REPO_DIR,
+  pidAlive,
+  processesWith,
+  tempDir,
+  uniqueDuration,
+  waitFor,
+} from '../support/env';
 import { FakeModel, held } from '../support/fakeModel';
 
 // --- the slice of playwright-core we use --------------------------------------------------
@@ -99,6 +112,8 @@ const SLEEP = uniqueDuration();
 const SLEEPER = `sleep ${SLEEP} & echo started; wait`;
 const STOPPED = uniqueDuration();
 const PATCH = '*** Begin Patch\n*** Add File: notes.txt\n+approved by the e2e run\n*** End Patch';
+/** The MCP server the Python tests use (written with the `mcp` SDK). */
+const MCP_FIXTURE = { command: PYTHON, args: [path.join(REPO_DIR, 'tests', 'mcp_fixture.py')] };
 
 const started = Date.now();
 function log(message: string): void {
@@ -165,6 +180,7 @@ function prepareWorkspace(root: string, baseUrl: string, serverCommand: string[]
     'agentls.baseUrl': baseUrl,
     // Every command and patch asks: the dialogs are under test (step 5).
     'agentls.approval': 'always',
+    'agentls.mcpServers': { fx: MCP_FIXTURE },
   };
   const dirs = { workspace, userData, extensions, home };
   writeSettings(dirs, settings);
@@ -331,6 +347,24 @@ function writeNotTheServer(root: string): string {
 
 function notification(page: Page, text: string): Locator {
   return page.locator('.notifications-toasts .notification-toast').filter({ hasText: text });
+}
+
+/**
+ * Click a button of a notification: on its toast, or — when the workbench
+ * did not pop it up as a toast (it sometimes does not while an editor is
+ * opening) — in the notification center, where every notification lands.
+ */
+async function clickNotification(page: Page, text: string, button: string): Promise<void> {
+  const toast = notification(page, text).first().getByRole('button', { name: button, exact: true });
+  try {
+    await toast.click({ timeout: 10_000 });
+    return;
+  } catch {
+    log(`no toast for "${text}": answering it in the notification center`);
+  }
+  await runCommand(page, 'Notifications: Show Notifications');
+  const entry = page.locator('.notifications-center .notification-list-item').filter({ hasText: text });
+  await entry.first().getByRole('button', { name: button, exact: true }).click({ timeout: 20_000 });
 }
 
 /**
@@ -556,6 +590,41 @@ async function main(): Promise<void> {
 
     await approvals(page, frame, fake, dirs.workspace);
     await stopButton(page, frame, fake);
+    // 7. MCP servers: the user's runs; the project's asks first.
+    fs.writeFileSync(path.join(dirs.workspace, '.mcp.json'), JSON.stringify({ mcpServers: { proj: MCP_FIXTURE } }));
+    await runCommand(page, 'AgentLS: Restart Server');
+    const consent = notification(page, "asks to start the MCP server 'proj'");
+    await consent.waitFor({ state: 'visible', timeout: 30_000 });
+    await consent.getByRole('button', { name: 'Allow', exact: true }).click({ timeout: 10_000 });
+    log('allowed the project MCP server');
+    const rows = page.locator('.quick-input-list .monaco-list-row');
+    await waitFor(
+      'AgentLS: MCP Servers to list fx and proj as ready',
+      async () => {
+        await runCommand(page!, 'AgentLS: MCP Servers');
+        await rows.filter({ hasText: 'proj' }).first().waitFor({ state: 'visible', timeout: 20_000 });
+        const texts = await page!.evaluate(
+          () => [...document.querySelectorAll('.quick-input-list .monaco-list-row')].map((row) => (row as HTMLElement).innerText),
+          undefined,
+        );
+        // A row reads " fxready · 7 tools · options, stdio\n<command>": label, then description.
+        const ready = ['fx', 'proj'].every((name) => texts.some((text) => text.trim().startsWith(`${name}ready · `)));
+        if (!ready) {
+          log(`MCP servers not ready yet: ${JSON.stringify(texts)}`);
+          await page!.keyboard.press('Escape');
+        }
+        return ready;
+      },
+      30_000,
+      200,
+    );
+    await page.screenshot({ path: path.join(OUTPUT, 'mcp-servers.png') });
+    await rows.filter({ hasText: 'proj' }).first().click();
+    await rows.filter({ hasText: 'Show Tools' }).first().click({ timeout: 10_000 });
+    await rows.filter({ hasText: 'notes.write' }).first().waitFor({ state: 'visible', timeout: 10_000 });
+    await page.screenshot({ path: path.join(OUTPUT, 'mcp-tools.png') });
+    await page.keyboard.press('Escape');
+    log('AgentLS: MCP Servers lists fx and proj, ready, and the tools of proj');
     if (process.env.AGENTLS_UPDATE_SCREENSHOT === '1' || !fs.existsSync(DOCS_SCREENSHOT)) {
       fs.mkdirSync(path.dirname(DOCS_SCREENSHOT), { recursive: true });
       fs.copyFileSync(shot, DOCS_SCREENSHOT);
@@ -618,8 +687,7 @@ async function approvals(page: Page, frame: Frame, fake: FakeModel, workspace: s
   await tab.first().waitFor({ state: 'visible', timeout: 10_000 });
   await page.screenshot({ path: path.join(OUTPUT, 'approval-diff.png') });
   log('the patch is open in the diff editor');
-  const question = notification(page, 'wants to: Editing notes.txt (see the diff)');
-  await question.first().getByRole('button', { name: 'Allow once' }).click({ timeout: 20_000 });
+  await clickNotification(page, 'wants to: Editing notes.txt (see the diff)', 'Allow once');
   await answerApproval(page, '$ touch denied.txt', 'Deny');
   const reason = page.locator('.quick-input-widget').filter({ hasText: 'The agent reads this' });
   await reason.waitFor({ state: 'visible', timeout: 20_000 });

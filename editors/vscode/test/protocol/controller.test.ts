@@ -5,25 +5,18 @@
  */
 
 import * as assert from 'node:assert/strict';
-import { afterEach, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { ALLOW_ONCE, ALLOW_SESSION, type ApprovalUi, DENY, askApproval } from '../../src/approvals';
 import { AgentController } from '../../src/controller';
 import type { TurnResult } from '../../src/protocol';
 import type { ToolCallEntry } from '../../src/transcript';
+import { stoppedAfterEach } from '../support/cleanup';
 import { processesWith, uniqueDuration, waitFor } from '../support/env';
 import { FakeModel, type ScriptedReply } from '../support/fakeModel';
 import { FakeUi } from '../support/fakeUi';
 import { ServerProcess } from '../support/server';
 
-let running: Array<{ stop(): Promise<unknown> }> = [];
-
-afterEach(async () => {
-  const stopping = running.reverse();
-  running = [];
-  for (const process of stopping) {
-    await process.stop();
-  }
-});
+const running = stoppedAfterEach();
 
 async function setUp(
   script: ScriptedReply[],

@@ -57,7 +57,14 @@ export class FakeUi implements Ui {
     return this.inputs.shift();
   }
 
-  async quickPick<T extends string>(items: PickItem<T>[]): Promise<T | undefined> {
+  /** Every quick pick shown, in order. */
+  readonly shown: Array<{ items: PickItem[]; title: string; placeHolder?: string }> = [];
+
+  async quickPick<T extends string>(
+    items: PickItem<T>[],
+    options: { title: string; placeHolder?: string } = { title: '' },
+  ): Promise<T | undefined> {
+    this.shown.push({ items, ...options });
     const wanted = this.picks.shift();
     return items.find((item) => item.value === wanted)?.value;
   }

@@ -80,6 +80,7 @@ describe('the extension in a stub VS Code', () => {
       'agentls.showServerLog': 'Show Server Log',
       'agentls.showServerStatus': 'Show Server Status',
       'agentls.restartServer': 'Restart Server',
+      'agentls.mcpServers': 'MCP Servers',
     });
   });
 

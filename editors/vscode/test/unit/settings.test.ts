@@ -4,6 +4,7 @@ import {
   type Settings,
   configurationChange,
   initializationOptions,
+  mcpChanged,
   needsRestart,
   readSettings,
   restartReason,
@@ -29,6 +30,7 @@ describe('settings', () => {
       idleTimeout: 0,
       serverCommand: [],
       pythonPath: '',
+      mcpServers: {},
     });
   });
 
@@ -85,6 +87,16 @@ describe('settings', () => {
     assert.deepEqual(configurationChange(defaults, { ...defaults, approval: 'always' }), {
       settings: { agentls: { approval: 'always' } },
     });
+  });
+
+  test('MCP servers go to initializationOptions and apply at the next start', () => {
+    const servers = { fx: { command: 'python3', args: ['server.py'] } };
+    const settings = readSettings(reader({ mcpServers: servers }));
+    assert.deepEqual(initializationOptions(settings).mcpServers, servers);
+    assert.equal(readSettings(reader({ mcpServers: ['not', 'an', 'object'] })).mcpServers.length, undefined);
+    assert.equal(mcpChanged(defaults, settings), true);
+    assert.equal(mcpChanged(settings, { ...settings, model: 'x' }), false);
+    assert.equal(configurationChange(defaults, settings), undefined);
   });
 
   test('a new server command or Python needs a restart; the rest does not', () => {
