@@ -22,7 +22,7 @@ TurnStatus = Literal["completed", "cancelled", "failed"]
 ToolStatus = Literal["completed", "failed", "cancelled"]
 
 # The settings a pane can change at any time (``agent/set*``, editor settings).
-SettingName = Literal["effort", "fast_mode", "approval"]
+SettingName = Literal["effort", "fast_mode", "approval", "web_search"]
 
 # What the user asked of an approval request.
 Decision = Literal["allow", "allowSession", "deny"]

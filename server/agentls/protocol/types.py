@@ -113,3 +113,15 @@ class AuxiliaryParams:
 @attrs.define(frozen=True)
 class NewSessionParams:
     pane: str = "main"
+
+
+@attrs.define(frozen=True)
+class CompactParams:
+    pane: str = "main"
+    # What the summary should keep in particular ("the failing test").
+    focus: str | None = None
+
+
+@attrs.define(frozen=True)
+class InstructionsParams:
+    pane: str = "main"

@@ -18,7 +18,7 @@ from agentls.agent.receipt import Receipt
 from agentls.agent.settings import SettingChange
 from agentls.agent.stream import EventStream
 from agentls.domain import FailureKind, TurnStatus
-from agentls.model.types import Usage
+from agentls.model.types import ContextSize, Usage
 
 PaneId = str
 MAIN: PaneId = "main"
@@ -181,6 +181,15 @@ class ClosePane:
     reply: Completion[PaneClosed | Failure] | None = None
 
 
+@dataclass(slots=True)
+class Compact:
+    """Compact the pane's conversation now; the pane must be idle."""
+
+    pane: PaneId
+    focus: str | None = None
+    reply: Completion[Compacted | Failure] | None = None
+
+
 Command = (
     Submit
     | Auxiliary
@@ -191,6 +200,7 @@ Command = (
     | Cancel
     | OpenFork
     | ClosePane
+    | Compact
 )
 
 
@@ -216,6 +226,7 @@ class TurnFinished:
     usage: Usage = field(default_factory=Usage)
     receipt: Receipt | None = None
     rejected: Failure | None = None
+    context: ContextSize | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -292,6 +303,14 @@ class SettingChanged:
     pane: PaneId
     change: SettingChange
     failure: Failure | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Compacted:
+    pane: PaneId
+    before_tokens: int
+    after_tokens: int
+    mode: str
 
 
 @dataclass(frozen=True, slots=True)
