@@ -15,6 +15,7 @@ import httpx2
 
 from agentls.agent.agent import Agent
 from agentls.agent.events import AgentEvent
+from agentls.agent.settings import Settings
 from agentls.config import AgentConfig, ModelConfig, ToolConfig
 from agentls.model.client import ResponsesClient
 
@@ -120,15 +121,25 @@ async def running_agent(
     *,
     client: ResponsesClient | None = None,
     tools: ToolConfig | None = None,
+    settings: Settings | None = None,
+    agent_options: dict[str, Any] | None = None,
     **model_overrides: Any,
 ) -> AsyncIterator[tuple[Agent, EventLog]]:
-    """An agent on the fake model (or a given client), with its events collected."""
+    """An agent on the fake model (or a given client), with its events collected.
+
+    ``agent_options``: AgentConfig fields (``context_window``, ``auto_compact`` …).
+    """
     async with anyio.create_task_group() as group:
         if client is None:
             assert base_url is not None
             client = ResponsesClient(model_config(base_url, **model_overrides))
-        config = AgentConfig(workspace=workspace, model=client.config, tools=tools or ToolConfig())
-        agent = Agent(group, client, config)
+        config = AgentConfig(
+            workspace=workspace,
+            model=client.config,
+            tools=tools or ToolConfig(),
+            **(agent_options or {}),
+        )
+        agent = Agent(group, client, config, settings=settings)
         log = EventLog()
         group.start_soon(log.pump, agent)
         try:
