@@ -47,14 +47,16 @@ async def test_thirty_turns_with_large_outputs_in_a_small_window(tmp_path: Path)
     window = 12_000
     prompts = [f"report {n}: print the big file and tell me when done" for n in range(1, 31)]
     options = {"context_window": window}
-    async with FakeModel(on_request=long_session_model, context_window=window) as fake:
-        async with running_agent(fake.base_url, tmp_path, agent_options=options) as (agent, log):
-            for prompt in prompts:
-                with anyio.fail_after(WAIT * 3):
-                    outcome = await agent.prompt(prompt)
-                assert outcome.final_message == "Printed it."
-                assert outcome.context is not None and outcome.context.window == window
-            await log.wait_finished(30)
+    async with (
+        FakeModel(on_request=long_session_model, context_window=window) as fake,
+        running_agent(fake.base_url, tmp_path, agent_options=options) as (agent, log),
+    ):
+        for prompt in prompts:
+            with anyio.fail_after(WAIT * 3):
+                outcome = await agent.prompt(prompt)
+            assert outcome.final_message == "Printed it."
+            assert outcome.context is not None and outcome.context.window == window
+        await log.wait_finished(30)
     statuses = [e.status for e in log.of("turn.finished")]
     assert statuses == ["completed"] * 30
     # Every request fitted: the fake refused none (it would have, with a 400).
@@ -76,15 +78,19 @@ async def test_thirty_turns_with_large_outputs_in_a_small_window(tmp_path: Path)
 
 async def test_the_meter_agrees_with_the_server(tmp_path: Path) -> None:
     """The estimate of the next request is what the (fake) server then counts."""
-    async with FakeModel(
-        Reply.tool_call("exec_command", {"cmd": "echo hi"}), Reply.text("done"), Reply.text("more")
-    ) as fake:
-        async with running_agent(fake.base_url, tmp_path) as (agent, log):
-            with anyio.fail_after(WAIT):
-                first = await agent.prompt("one")
-                assert first.context is not None
-                predicted = agent.context_size().tokens
-                await agent.prompt("two")
+    async with (
+        FakeModel(
+            Reply.tool_call("exec_command", {"cmd": "echo hi"}),
+            Reply.text("done"),
+            Reply.text("more"),
+        ) as fake,
+        running_agent(fake.base_url, tmp_path) as (agent, _),
+    ):
+        with anyio.fail_after(WAIT):
+            first = await agent.prompt("one")
+            assert first.context is not None
+            predicted = agent.context_size().tokens
+            await agent.prompt("two")
     sent = fake.requests[2].body
     assert first.context.tokens == predicted
     # "two" was added after the prediction; everything else was counted exactly.
@@ -111,7 +117,8 @@ async def test_too_long_for_the_model_compacts_and_retries_once(tmp_path: Path) 
             await log.wait_finished(1)
     assert outcome.final_message == "Done."
     refused = [r for r in fake.requests if r.refusal is not None]
-    assert len(refused) == 1 and refused[0].refusal.code == "context_length_exceeded"
+    assert len(refused) == 1 and refused[0].refusal is not None
+    assert refused[0].refusal.code == "context_length_exceeded"
     assert [e.reason for e in log.of("compaction.started")] == ["overflow"]
     assert texts(fake.requests[-1].body)[0] == "print ys"
 
@@ -123,10 +130,12 @@ async def test_a_400_context_length_exceeded_also_compacts(tmp_path: Path) -> No
         code="context_length_exceeded",
         param="input",
     )
-    async with FakeModel(too_long, Reply.text("Summary: nothing yet."), Reply.text("ok")) as fake:
-        async with running_agent(fake.base_url, tmp_path) as (agent, log):
-            with anyio.fail_after(WAIT):
-                assert (await agent.prompt("hello")).final_message == "ok"
+    async with (
+        FakeModel(too_long, Reply.text("Summary: nothing yet."), Reply.text("ok")) as fake,
+        running_agent(fake.base_url, tmp_path) as (agent, log),
+    ):
+        with anyio.fail_after(WAIT):
+            assert (await agent.prompt("hello")).final_message == "ok"
     assert [e.reason for e in log.of("compaction.started")] == ["overflow"]
     assert fake.requests[1].body["instructions"] == SUMMARY_INSTRUCTIONS
 
@@ -135,10 +144,12 @@ async def test_still_too_long_after_compacting_ends_the_turn_readably(tmp_path: 
     def too_long() -> Reply:
         return Reply.http_error(400, message="Too long.", code="context_length_exceeded")
 
-    async with FakeModel(too_long(), Reply.text("Summary."), too_long()) as fake:
-        async with running_agent(fake.base_url, tmp_path) as (agent, _):
-            with anyio.fail_after(WAIT), pytest.raises(TurnFailed) as caught:
-                await agent.prompt("hello")
+    async with (
+        FakeModel(too_long(), Reply.text("Summary."), too_long()) as fake,
+        running_agent(fake.base_url, tmp_path) as (agent, _),
+    ):
+        with anyio.fail_after(WAIT), pytest.raises(TurnFailed) as caught:
+            await agent.prompt("hello")
     assert "still does not fit" in str(caught.value) and len(fake.requests) == 3
 
 
@@ -151,12 +162,14 @@ async def test_when_no_summary_can_be_had_old_outputs_are_cut(tmp_path: Path) ->
             return Reply.http_error(503)  # no summary, whatever the retries
         return long_session_model(request)
 
-    async with FakeModel(on_request=model, context_window=window) as fake:
-        async with running_agent(fake.base_url, tmp_path, agent_options=options) as (agent, log):
-            with anyio.fail_after(WAIT * 2):
-                for n in range(4):
-                    assert (await agent.prompt(f"report {n}")).final_message == "Printed it."
-            await log.wait_finished(4)
+    async with (
+        FakeModel(on_request=model, context_window=window) as fake,
+        running_agent(fake.base_url, tmp_path, agent_options=options) as (agent, log),
+    ):
+        with anyio.fail_after(WAIT * 2):
+            for n in range(4):
+                assert (await agent.prompt(f"report {n}")).final_message == "Printed it."
+        await log.wait_finished(4)
     finished = log.of("compaction.finished")
     assert finished and all(c.mode == "trim" for c in finished)
     assert all(c.after_tokens <= window * 0.85 / 2 for c in finished)

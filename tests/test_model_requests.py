@@ -32,15 +32,19 @@ async def test_an_unverified_organisation_loses_the_summary_once_and_for_all(
         400, message=VERIFY, code="unsupported_value", param="reasoning.summary"
     )
     caplog.set_level(logging.WARNING, "agentls")
-    async with FakeModel(refusal, Reply.text("one"), Reply.text("two")) as fake:
-        async with running_agent(fake.base_url, tmp_path) as (agent, _):
-            with anyio.fail_after(WAIT):
-                assert (await agent.prompt("first")).final_message == "one"
-                assert (await agent.prompt("second")).final_message == "two"
+    async with (
+        FakeModel(refusal, Reply.text("one"), Reply.text("two")) as fake,
+        running_agent(fake.base_url, tmp_path) as (agent, _),
+    ):
+        with anyio.fail_after(WAIT):
+            assert (await agent.prompt("first")).final_message == "one"
+            assert (await agent.prompt("second")).final_message == "two"
     first, retried, later = (r.body for r in fake.requests)
     assert first["reasoning"] == {"summary": "auto", "effort": "medium"}
     # Sent again at once without the parameter, and never again this session.
-    assert retried["reasoning"] == {"effort": "medium"} and later["reasoning"] == retried["reasoning"]
+    assert (
+        retried["reasoning"] == {"effort": "medium"} and later["reasoning"] == retried["reasoning"]
+    )
     assert retried["include"] == ["reasoning.encrypted_content"]
     warnings = [r.getMessage() for r in caplog.records if "reasoning.summary" in r.getMessage()]
     assert len(warnings) == 1 and "Verify Organization" in warnings[0]
@@ -61,10 +65,12 @@ async def test_a_server_without_reasoning_gets_neither_reasoning_nor_include(
         ),
         Reply.text("plain"),
     ]
-    async with FakeModel(*replies) as fake:
-        async with running_agent(fake.base_url, tmp_path) as (agent, _):
-            with anyio.fail_after(WAIT):
-                assert (await agent.prompt("hi")).final_message == "plain"
+    async with (
+        FakeModel(*replies) as fake,
+        running_agent(fake.base_url, tmp_path) as (agent, _),
+    ):
+        with anyio.fail_after(WAIT):
+            assert (await agent.prompt("hi")).final_message == "plain"
     last = fake.requests[-1].body
     assert "include" not in last and last["reasoning"] == {"summary": "auto"}
     assert len(fake.requests) == 3
@@ -72,10 +78,9 @@ async def test_a_server_without_reasoning_gets_neither_reasoning_nor_include(
 
 async def test_a_parameter_we_cannot_do_without_fails_the_turn_at_once(tmp_path: Path) -> None:
     bad = Reply.http_error(400, message="Invalid 'input[0]'.", code="invalid_value", param="input")
-    async with FakeModel(bad) as fake:
-        async with running_agent(fake.base_url, tmp_path) as (agent, _):
-            with anyio.fail_after(WAIT), pytest.raises(TurnFailed, match="Invalid 'input"):
-                await agent.prompt("hi")
+    async with FakeModel(bad) as fake, running_agent(fake.base_url, tmp_path) as (agent, _):
+        with anyio.fail_after(WAIT), pytest.raises(TurnFailed, match="Invalid 'input"):
+            await agent.prompt("hi")
     assert len(fake.requests) == 1
 
 
@@ -95,20 +100,21 @@ async def test_a_parameter_we_cannot_do_without_fails_the_turn_at_once(tmp_path:
 async def test_errors_no_wait_can_fix_are_not_retried(
     tmp_path: Path, status: int, code: str, message: str, says: str
 ) -> None:
-    async with FakeModel(Reply.http_error(status, message=message, code=code)) as fake:
-        async with running_agent(fake.base_url, tmp_path) as (agent, log):
-            with anyio.fail_after(WAIT), pytest.raises(TurnFailed) as caught:
-                await agent.prompt("hi")
+    async with (
+        FakeModel(Reply.http_error(status, message=message, code=code)) as fake,
+        running_agent(fake.base_url, tmp_path) as (agent, log),
+    ):
+        with anyio.fail_after(WAIT), pytest.raises(TurnFailed) as caught:
+            await agent.prompt("hi")
     assert len(fake.requests) == 1 and not log.of("model.retry")
     assert message in str(caught.value) and says in str(caught.value)
 
 
 async def test_quota_in_a_stream_is_not_retried_either(tmp_path: Path) -> None:
     failed = Reply.failed("You exceeded your current quota.", code="insufficient_quota")
-    async with FakeModel(failed) as fake:
-        async with running_agent(fake.base_url, tmp_path) as (agent, _):
-            with anyio.fail_after(WAIT), pytest.raises(TurnFailed, match="add credit"):
-                await agent.prompt("hi")
+    async with FakeModel(failed) as fake, running_agent(fake.base_url, tmp_path) as (agent, _):
+        with anyio.fail_after(WAIT), pytest.raises(TurnFailed, match="add credit"):
+            await agent.prompt("hi")
     assert len(fake.requests) == 1
 
 
@@ -116,10 +122,12 @@ async def test_a_passing_rate_limit_is_still_retried(tmp_path: Path) -> None:
     limit = Reply.http_error(
         429, message="Rate limit reached: Limit 30000, Requested 2000.", retry_after=0.01
     )
-    async with FakeModel(limit, Reply.text("ok")) as fake:
-        async with running_agent(fake.base_url, tmp_path) as (agent, log):
-            with anyio.fail_after(WAIT):
-                assert (await agent.prompt("hi")).final_message == "ok"
+    async with (
+        FakeModel(limit, Reply.text("ok")) as fake,
+        running_agent(fake.base_url, tmp_path) as (agent, log),
+    ):
+        with anyio.fail_after(WAIT):
+            assert (await agent.prompt("hi")).final_message == "ok"
     assert len(log.of("model.retry")) == 1
 
 
@@ -150,22 +158,24 @@ async def test_requests_carry_the_session_cache_key_and_no_item_ids(tmp_path: Pa
 
 
 async def test_a_model_that_does_not_reason_gets_no_reasoning(tmp_path: Path) -> None:
-    async with FakeModel(Reply.text("ok")) as fake:
-        async with running_agent(fake.base_url, tmp_path, model="gpt-4o-2024-08-06") as (a, _):
-            with anyio.fail_after(WAIT):
-                await a.prompt("hi")
+    async with (
+        FakeModel(Reply.text("ok")) as fake,
+        running_agent(fake.base_url, tmp_path, model="gpt-4o-2024-08-06") as (a, _),
+    ):
+        with anyio.fail_after(WAIT):
+            await a.prompt("hi")
     body = fake.requests[0].body
     assert "reasoning" not in body and "include" not in body
 
 
 async def test_the_effort_sent_is_one_the_model_takes(tmp_path: Path) -> None:
     settings = Settings(effort="minimal")
-    async with FakeModel(Reply.text("ok")) as fake:
-        async with running_agent(
-            fake.base_url, tmp_path, model="gpt-5.1", settings=settings
-        ) as (agent, _):
-            with anyio.fail_after(WAIT):
-                await agent.prompt("hi")
+    async with (
+        FakeModel(Reply.text("ok")) as fake,
+        running_agent(fake.base_url, tmp_path, model="gpt-5.1", settings=settings) as (agent, _),
+    ):
+        with anyio.fail_after(WAIT):
+            await agent.prompt("hi")
     assert fake.requests[0].body["reasoning"]["effort"] == "low"
 
 

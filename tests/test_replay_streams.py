@@ -199,9 +199,7 @@ async def test_replay_through_the_server(
             finished = client.of("tool.finished")
             assert any(e["callId"] == call["call_id"] for e in finished), call
     reasoning = "".join(response.reasoning for response in case.responses)
-    assert client.text(turn, "reasoning.delta").replace("\n\n", "") == reasoning.replace(
-        "\n\n", ""
-    )
+    assert client.text(turn, "reasoning.delta").replace("\n\n", "") == reasoning.replace("\n\n", "")
 
 
 @pytest.mark.parametrize("name", CASES)

@@ -63,13 +63,15 @@ async def test_multi_line_data_and_cr_line_ends(tmp_path: Path) -> None:
     split += b'data: "delta":"two lines "}\n\n'
     first = split + sse(delta("joined"), done(message("two lines joined")), completed())
     second = sse(delta("cr only"), done(message("cr only")), completed(), ending=b"\r")
-    async with FakeModel(Reply.raw_sse(first), Reply.raw_sse(second)) as fake:
-        async with running_agent(fake.base_url, tmp_path) as (agent, log):
-            with anyio.fail_after(WAIT):
-                assert (await agent.prompt("one")).final_message == "two lines joined"
-                assert (await agent.prompt("two")).final_message == "cr only"
-            await log.wait_finished(2)
-            assert "".join(e.text for e in log.of("message.delta")) == "two lines joinedcr only"
+    async with (
+        FakeModel(Reply.raw_sse(first), Reply.raw_sse(second)) as fake,
+        running_agent(fake.base_url, tmp_path) as (agent, log),
+    ):
+        with anyio.fail_after(WAIT):
+            assert (await agent.prompt("one")).final_message == "two lines joined"
+            assert (await agent.prompt("two")).final_message == "cr only"
+        await log.wait_finished(2)
+        assert "".join(e.text for e in log.of("message.delta")) == "two lines joinedcr only"
 
 
 async def test_a_line_separator_inside_a_string_does_not_split_the_line(tmp_path: Path) -> None:
@@ -77,12 +79,14 @@ async def test_a_line_separator_inside_a_string_does_not_split_the_line(tmp_path
     raw = sse(delta(text), done(message(text)), completed())
     raw = raw.replace(json.dumps(text)[1:-1].encode(), text.encode())  # unescaped, as allowed
     assert "\u2028".encode() in raw
-    async with FakeModel(Reply.raw_sse(raw)) as fake:
-        async with running_agent(fake.base_url, tmp_path) as (agent, log):
-            with anyio.fail_after(WAIT):
-                assert (await agent.prompt("go")).final_message == text
-            await log.wait_finished(1)
-            assert "".join(e.text for e in log.of("message.delta")) == text
+    async with (
+        FakeModel(Reply.raw_sse(raw)) as fake,
+        running_agent(fake.base_url, tmp_path) as (agent, log),
+    ):
+        with anyio.fail_after(WAIT):
+            assert (await agent.prompt("go")).final_message == text
+        await log.wait_finished(1)
+        assert "".join(e.text for e in log.of("message.delta")) == text
 
 
 async def test_a_refusal_is_an_answer_the_user_reads(tmp_path: Path) -> None:
@@ -100,30 +104,34 @@ async def test_a_refusal_is_an_answer_the_user_reads(tmp_path: Path) -> None:
         done(refusal),
         completed(),
     )
-    async with FakeModel(Reply.raw_sse(raw), Reply.text("fine")) as fake:
-        async with running_agent(fake.base_url, tmp_path) as (agent, log):
-            with anyio.fail_after(WAIT):
-                outcome = await agent.prompt("do something bad")
-                assert outcome.final_message == "I can't help with that."
-            await log.wait_finished(1)
-            assert [e.text for e in log.of("message.refusal")] == ["I can't help with that."]
-            assert "".join(e.text for e in log.of("message.delta")) == "I can't help with that."
-            # The refusal stays in the conversation, as the model said it.
-            with anyio.fail_after(WAIT):
-                await agent.prompt("something else")
-            sent = fake.requests[1].body["input"]
-            assert sent[1]["content"] == refusal["content"] and "id" not in sent[1]
+    async with (
+        FakeModel(Reply.raw_sse(raw), Reply.text("fine")) as fake,
+        running_agent(fake.base_url, tmp_path) as (agent, log),
+    ):
+        with anyio.fail_after(WAIT):
+            outcome = await agent.prompt("do something bad")
+            assert outcome.final_message == "I can't help with that."
+        await log.wait_finished(1)
+        assert [e.text for e in log.of("message.refusal")] == ["I can't help with that."]
+        assert "".join(e.text for e in log.of("message.delta")) == "I can't help with that."
+        # The refusal stays in the conversation, as the model said it.
+        with anyio.fail_after(WAIT):
+            await agent.prompt("something else")
+        sent = fake.requests[1].body["input"]
+        assert sent[1]["content"] == refusal["content"] and "id" not in sent[1]
 
 
 async def test_call_arguments_streaming_show_as_progress(tmp_path: Path) -> None:
     patch = "*** Begin Patch\n*** Add File: big.txt\n" + "+line\n" * 900 + "*** End Patch\n"
-    async with FakeModel(
-        Reply.tool_call("apply_patch", {"patch": patch}, chunks=50), Reply.text("done")
-    ) as fake:
-        async with running_agent(fake.base_url, tmp_path) as (agent, log):
-            with anyio.fail_after(WAIT):
-                await agent.prompt("write it")
-            await log.wait_finished(1)
+    async with (
+        FakeModel(
+            Reply.tool_call("apply_patch", {"patch": patch}, chunks=50), Reply.text("done")
+        ) as fake,
+        running_agent(fake.base_url, tmp_path) as (agent, log),
+    ):
+        with anyio.fail_after(WAIT):
+            await agent.prompt("write it")
+        await log.wait_finished(1)
     preparing = log.of("tool.preparing")
     # Said when the call starts, and again as its arguments grow (every 2 KiB).
     assert [e.title for e in preparing] == ["Writing a patch…"] * len(preparing)
@@ -150,11 +158,13 @@ async def test_a_freeform_call_of_our_tool_is_run_and_answered(tmp_path: Path) -
         done(call),
         completed(),
     )
-    async with FakeModel(Reply.raw_sse(raw), Reply.text("ok")) as fake:
-        async with running_agent(fake.base_url, tmp_path) as (agent, log):
-            with anyio.fail_after(WAIT):
-                await agent.prompt("edit")
-            await log.wait_finished(1)
+    async with (
+        FakeModel(Reply.raw_sse(raw), Reply.text("ok")) as fake,
+        running_agent(fake.base_url, tmp_path) as (agent, log),
+    ):
+        with anyio.fail_after(WAIT):
+            await agent.prompt("edit")
+        await log.wait_finished(1)
     assert (tmp_path / "free.txt").read_text() == "freeform\n"
     output = fake.requests[1].body["input"][-1]
     assert output["type"] == "custom_tool_call_output" and output["call_id"] == "call_free"
@@ -192,12 +202,14 @@ async def test_web_search_is_offered_shown_with_sources_and_cited(tmp_path: Path
         completed(),
     )
     settings = Settings(web_search=True)
-    async with FakeModel(Reply.raw_sse(raw), Reply.text("again")) as fake:
-        async with running_agent(fake.base_url, tmp_path, settings=settings) as (agent, log):
-            with anyio.fail_after(WAIT):
-                await agent.prompt("search")
-                await agent.prompt("more")
-            await log.wait_finished(2)
+    async with (
+        FakeModel(Reply.raw_sse(raw), Reply.text("again")) as fake,
+        running_agent(fake.base_url, tmp_path, settings=settings) as (agent, log),
+    ):
+        with anyio.fail_after(WAIT):
+            await agent.prompt("search")
+            await agent.prompt("more")
+        await log.wait_finished(2)
     body = fake.requests[0].body
     assert {"type": "web_search"} in body["tools"]
     assert "web_search_call.action.sources" in body["include"]
@@ -218,10 +230,12 @@ async def test_web_search_is_offered_shown_with_sources_and_cited(tmp_path: Path
 
 
 async def test_web_search_is_off_by_default(tmp_path: Path) -> None:
-    async with FakeModel(Reply.text("hi")) as fake:
-        async with running_agent(fake.base_url, tmp_path) as (agent, _):
-            with anyio.fail_after(WAIT):
-                await agent.prompt("hello")
+    async with (
+        FakeModel(Reply.text("hi")) as fake,
+        running_agent(fake.base_url, tmp_path) as (agent, _),
+    ):
+        with anyio.fail_after(WAIT):
+            await agent.prompt("hello")
     body = fake.requests[0].body
     assert all(tool.get("type") == "function" for tool in body["tools"])
     assert "web_search_call.action.sources" not in body.get("include", [])
@@ -237,10 +251,12 @@ async def test_hosted_items_we_never_offered_do_not_go_back(tmp_path: Path) -> N
         "outputs": [],
     }
     raw = sse(done(interpreter), delta("2"), done(message("2"), 1), completed())
-    async with FakeModel(Reply.raw_sse(raw), Reply.text("ok")) as fake:
-        async with running_agent(fake.base_url, tmp_path) as (agent, _):
-            with anyio.fail_after(WAIT):
-                await agent.prompt("add")
-                await agent.prompt("again")
+    async with (
+        FakeModel(Reply.raw_sse(raw), Reply.text("ok")) as fake,
+        running_agent(fake.base_url, tmp_path) as (agent, _),
+    ):
+        with anyio.fail_after(WAIT):
+            await agent.prompt("add")
+            await agent.prompt("again")
     types = [item["type"] for item in fake.requests[1].body["input"]]
     assert types == ["message", "message", "message"]

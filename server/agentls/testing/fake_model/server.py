@@ -78,8 +78,8 @@ class FakeModel:
     ``reject_stored_item_ids`` (the default; input items carrying an ``id``
     while ``store`` is false) and ``context_window`` (tokens, as
     :func:`estimate_input_tokens` counts them; None: no limit) add the real
-    API's refusals of those; they apply whenever set, ``strict`` or not. A refused request is recorded
-    (``request.refusal``) and takes no scripted reply.
+    API's refusals of those; they apply whenever set, ``strict`` or not. A
+    refused request is recorded (``request.refusal``) and takes no scripted reply.
     """
 
     def __init__(
