@@ -62,6 +62,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     onRunning: () => {
       settings = currentSettings();
       events.controller?.serverStarted({ effort: settings.effort, fastMode: settings.fastMode });
+      // Which AGENTS.md files the session follows, in the output channel.
+      void events.controller?.instructionsSummary().then((line) => agentServer.output.info(line));
     },
     onStopped: (reason) => events.controller?.serverStopped(reason),
   });
@@ -96,6 +98,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   command('agentls.setEffort', () => controller.setEffort());
   command('agentls.toggleFastMode', () => controller.toggleFastMode());
   command('agentls.newSession', () => controller.newSession());
+  command('agentls.compact', () => controller.compact());
   command('agentls.showTranscript', () => panels.showAll());
   command('agentls.showServerLog', () => agentServer.showLog());
   command('agentls.restartServer', () => agentServer.restart());
@@ -113,8 +116,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       if (needsRestart(previous, next)) {
         const choice = await vscode.window.showInformationMessage(
           agentServer.running
-            ? 'AgentLS: the server command changed. Restart the server now? Running turns are cancelled.'
-            : 'AgentLS: the server command changed. Start the server with it now?',
+            ? 'AgentLS: this setting applies when the server starts. Restart the server now? Running turns are cancelled.'
+            : 'AgentLS: this setting applies when the server starts. Start the server with it now?',
           'Restart Server',
         );
         if (choice === 'Restart Server') {

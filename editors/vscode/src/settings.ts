@@ -23,6 +23,17 @@ export interface Settings {
   /** The full command line, already split; empty: not set. */
   serverCommand: string[];
   pythonPath: string;
+  webSearch: boolean;
+  /** Tokens; 0: the model's own window (the server's table). */
+  contextWindow: number;
+  /** Share of the window above which the conversation is compacted; 0: never on its own. */
+  autoCompact: number;
+}
+
+export const DEFAULT_AUTO_COMPACT = 0.85;
+
+function number(value: unknown, fallback: number, valid: (n: number) => boolean): number {
+  return typeof value === 'number' && Number.isFinite(value) && valid(value) ? value : fallback;
 }
 
 /** `vscode.WorkspaceConfiguration` has this shape. */
@@ -50,12 +61,23 @@ export function readSettings(config: ConfigurationReader): Settings {
     fastMode: config.get<unknown>('fastMode') === true,
     serverCommand,
     pythonPath: text(config.get('pythonPath')),
+    webSearch: config.get<unknown>('webSearch') === true,
+    contextWindow: Math.floor(number(config.get('contextWindow'), 0, (n) => n === 0 || n >= 1024)),
+    autoCompact: number(config.get('autoCompact'), DEFAULT_AUTO_COMPACT, (n) => n >= 0 && n < 1),
   };
 }
 
 /** `initializationOptions` for `initialize`: empty settings are left to the server's defaults. */
 export function initializationOptions(settings: Settings, workspace?: string): InitializationOptions {
-  const options: InitializationOptions = { effort: settings.effort, fastMode: settings.fastMode };
+  const options: InitializationOptions = {
+    effort: settings.effort,
+    fastMode: settings.fastMode,
+    webSearch: settings.webSearch,
+    autoCompact: settings.autoCompact,
+  };
+  if (settings.contextWindow > 0) {
+    options.contextWindow = settings.contextWindow;
+  }
   if (settings.model !== '') {
     options.model = settings.model;
   }
@@ -94,13 +116,22 @@ export function configurationChange(
   if (next.fastMode !== previous.fastMode) {
     change.fastMode = next.fastMode;
   }
+  if (next.webSearch !== previous.webSearch) {
+    change.webSearch = next.webSearch;
+  }
   return Object.keys(change).length === 0 ? undefined : { settings: { agentls: change } };
 }
 
-/** Whether the server must be restarted for the change (its command line changed). */
+/**
+ * Whether the server must be restarted for the change: its command line, or
+ * a setting it takes only when it starts (the context window, auto-compaction).
+ */
 export function needsRestart(previous: Settings, next: Settings): boolean {
   return (
-    previous.pythonPath !== next.pythonPath || previous.serverCommand.join('\u0000') !== next.serverCommand.join('\u0000')
+    previous.pythonPath !== next.pythonPath ||
+    previous.serverCommand.join('\u0000') !== next.serverCommand.join('\u0000') ||
+    previous.contextWindow !== next.contextWindow ||
+    previous.autoCompact !== next.autoCompact
   );
 }
 

@@ -104,7 +104,7 @@ describe('the server: checked before it starts, restartable from every state', (
     changeSettings({ 'agentls.serverCommand': [AGENTLS, 'serve'] });
     await waitFor('the offer to start', () => stub.messages.find((message) => message.kind === 'info'));
     const offer = stub.messages.find((message) => message.kind === 'info')!;
-    assert.equal(offer.message, 'AgentLS: the server command changed. Start the server with it now?');
+    assert.equal(offer.message, 'AgentLS: this setting applies when the server starts. Start the server with it now?');
     assert.deepEqual(offer.actions, ['Restart Server']);
 
     assert.equal(await vscode.commands.executeCommand('agentls.restartServer'), true);

@@ -24,6 +24,9 @@ describe('settings', () => {
       fastMode: false,
       serverCommand: [],
       pythonPath: '',
+      webSearch: false,
+      contextWindow: 0,
+      autoCompact: 0.85,
     });
   });
 
@@ -49,11 +52,17 @@ describe('settings', () => {
   });
 
   test('initializationOptions leaves empty settings to the server', () => {
-    assert.deepEqual(initializationOptions(defaults), { effort: 'medium', fastMode: false });
+    const base = { effort: 'medium', fastMode: false, webSearch: false, autoCompact: 0.85 };
+    assert.deepEqual(initializationOptions(defaults), base);
     assert.deepEqual(
       initializationOptions({ ...defaults, model: 'm', baseUrl: 'http://x/v1', effort: 'high' }, '/ws'),
-      { effort: 'high', fastMode: false, model: 'm', baseUrl: 'http://x/v1', workspace: '/ws' },
+      { ...base, effort: 'high', model: 'm', baseUrl: 'http://x/v1', workspace: '/ws' },
     );
+    assert.deepEqual(initializationOptions({ ...defaults, contextWindow: 32768, webSearch: true }), {
+      ...base,
+      webSearch: true,
+      contextWindow: 32768,
+    });
   });
 
   test('didChangeConfiguration carries only what changed', () => {
@@ -65,6 +74,19 @@ describe('settings', () => {
       settings: { agentls: { baseUrl: 'u', effort: 'low', fastMode: true } },
     });
     assert.equal(configurationChange(defaults, { ...defaults, pythonPath: '/p' }), undefined);
+    assert.deepEqual(configurationChange(defaults, { ...defaults, webSearch: true }), {
+      settings: { agentls: { webSearch: true } },
+    });
+  });
+
+  test('the context window and auto-compaction are read, checked, and need a restart', () => {
+    const read = readSettings(reader({ contextWindow: 65536.7, autoCompact: 0.5, webSearch: true }));
+    assert.deepEqual([read.contextWindow, read.autoCompact, read.webSearch], [65536, 0.5, true]);
+    const bad = readSettings(reader({ contextWindow: 10, autoCompact: 1.5 }));
+    assert.deepEqual([bad.contextWindow, bad.autoCompact], [0, 0.85], 'out of range: the defaults');
+    assert.equal(needsRestart(defaults, { ...defaults, contextWindow: 8192 }), true);
+    assert.equal(needsRestart(defaults, { ...defaults, autoCompact: 0 }), true);
+    assert.equal(needsRestart(defaults, { ...defaults, webSearch: true }), false);
   });
 
   test('a new server command or Python needs a restart; the rest does not', () => {
