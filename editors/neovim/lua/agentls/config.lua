@@ -22,6 +22,13 @@ M.defaults = {
   -- When a tool call must be allowed first: "never", "on-request" (anything
   -- that may change something) or "always"; nil: the server's default.
   approval = nil, --- @type "never"|"on-request"|"always"|nil
+  -- Offer the model OpenAI's hosted web search (nil: the server's default, off).
+  web_search = nil, --- @type boolean|nil
+  -- The model's context window in tokens (nil: the server knows OpenAI's models).
+  context_window = nil, --- @type integer|nil
+  -- Compact when the next request would fill more than this share of the
+  -- window; 0 turns it off (nil: the server's default, 0.85).
+  auto_compact = nil, --- @type number|nil
   -- One server per workspace root. Each entry is a marker name or a list of
   -- names of equal priority; the first entry that finds a root wins; else the
   -- current directory.
@@ -52,6 +59,7 @@ M.defaults = {
     effort = "<leader>at",
     fast = "<leader>aF",
     new = "<leader>an",
+    compact = "<leader>ak",
     toggle = "<leader>ao",
     transcript_cancel = "<C-c>", -- in a transcript buffer
     transcript_close = "q", -- in a transcript buffer: hide its window
@@ -137,6 +145,17 @@ local schema = {
   effort = one_of(M.efforts),
   fast_mode = boolean,
   approval = one_of(M.approvals),
+  web_search = boolean,
+  context_window = function(v)
+    if type(v) ~= "number" or v < 1024 or v % 1 ~= 0 then
+      return "a whole number of tokens, at least 1024"
+    end
+  end,
+  auto_compact = function(v)
+    if type(v) ~= "number" or v < 0 or v >= 1 then
+      return "a number from 0 (off) to below 1"
+    end
+  end,
   root_markers = function(v)
     if type(v) ~= "table" or not vim.islist(v) then
       return "a list of marker names or lists of names"
@@ -303,6 +322,9 @@ function M.init_options(root, settings, opts)
   end
   init.fastMode = fast
   init.approval = opts.approval
+  init.webSearch = opts.web_search
+  init.contextWindow = opts.context_window
+  init.autoCompact = opts.auto_compact
   return init
 end
 

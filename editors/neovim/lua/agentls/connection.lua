@@ -398,6 +398,9 @@ function Connection:on_event(ev)
   end
   local pane = self:pane(ev.pane, true)
   self:check_seq(pane, ev.seq)
+  if require("agentls.context").on_event(self, pane, ev) then
+    return
+  end
   local turn_id = tonumber(nn(ev.turnId))
   if kind == "turn.started" then
     return self:turn_started(pane, turn_id, nn(ev.prompt) or "")
