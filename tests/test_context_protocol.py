@@ -146,3 +146,20 @@ async def test_options_are_checked(tmp_path: Path, option: str, value: object, s
         assert caught.value.code == -32602 and says in caught.value.message
     finally:
         await client.shutdown()
+
+
+async def test_a_refused_parameter_is_dropped_and_said_once(
+    client: AgentClient, fake: FakeModelThread
+) -> None:
+    refusal = Reply.http_error(
+        400,
+        message="Your organization must be verified to generate reasoning summaries.",
+        code="unsupported_value",
+        param="reasoning.summary",
+    )
+    fake.script(refusal, Reply.text("one"), Reply.text("two"))
+    assert (await client.call("agent/submit", {"prompt": "a"}))["status"] == "completed"
+    assert (await client.call("agent/submit", {"prompt": "b"}))["status"] == "completed"
+    said = [m.message for m in client.log_messages if "reasoning.summary" in m.message]
+    assert len(said) == 1 and "organization must be verified" in said[0]
+    assert "summary" not in fake.requests[-1].body["reasoning"]
