@@ -75,7 +75,7 @@ from agentls.agent.settings import SettingChange, Settings
 from agentls.agent.stream import EventStream
 from agentls.agent.turn import Turn, TurnOutcome, TurnState
 from agentls.config import AgentConfig
-from agentls.domain import ToolStatus
+from agentls.domain import ToolStatus, TurnStatus
 from agentls.model.client import ResponsesClient
 from agentls.model.errors import ModelError
 from agentls.model.items import call_id as item_call_id
@@ -472,48 +472,45 @@ class Agent:
         if scope.cancelled_caught and final is None and error is None:
             with anyio.CancelScope(shield=True):
                 receipt = await run.abandon()
-            turn.usage, turn.context = run.usage, self.context_size()
-            turn.resolve(error=TurnCancelled(receipt))
-            self._emit(
-                TurnFinished(
-                    turn_id=turn.id,
-                    status="cancelled",
-                    usage=run.usage,
-                    receipt=receipt,
-                    context=turn.context,
-                )
-            )
-            turn.end("cancelled", receipt)
+            self._conclude(turn, run, "cancelled", receipt=receipt)
         elif error is not None:
             run.keep_pending_steers()
-            turn.usage, turn.context = run.usage, self.context_size()
-            turn.resolve(error=TurnFailedError(error))
-            self._emit(
-                TurnFinished(
-                    turn_id=turn.id,
-                    status="failed",
-                    error=error,
-                    usage=run.usage,
-                    context=turn.context,
-                )
-            )
-            turn.end("failed")
+            self._conclude(turn, run, "failed", error=error)
         else:
             assert final is not None
-            turn.usage, turn.context = run.usage, self.context_size()
-            outcome = TurnOutcome(turn.id, final, run.usage, turn.context)
-            turn.resolve(outcome)
-            self._emit(
-                TurnFinished(
-                    turn_id=turn.id,
-                    status="completed",
-                    final_message=final,
-                    usage=run.usage,
-                    context=turn.context,
-                )
-            )
-            turn.end("completed")
+            self._conclude(turn, run, "completed", final=final)
         self.interrupt.rearm()
+
+    def _conclude(
+        self,
+        turn: Turn,
+        run: _TurnRun,
+        status: TurnStatus,
+        *,
+        final: str = "",
+        error: str | None = None,
+        receipt: Receipt | None = None,
+    ) -> None:
+        """Resolve the turn's handle, report its end, and mark it ended."""
+        turn.usage, turn.context = run.usage, self.context_size()
+        if status == "completed":
+            turn.resolve(TurnOutcome(turn.id, final, run.usage, turn.context))
+        elif receipt is not None:
+            turn.resolve(error=TurnCancelled(receipt))
+        else:
+            turn.resolve(error=TurnFailedError(error or "the turn failed"))
+        self._emit(
+            TurnFinished(
+                turn_id=turn.id,
+                status=status,
+                final_message=final,
+                error=error,
+                usage=run.usage,
+                receipt=receipt,
+                context=turn.context,
+            )
+        )
+        turn.end(status, receipt)
 
 
 class _TurnRun:

@@ -171,8 +171,7 @@ class TerminalRenderer:
                     DIM,
                     (
                         f"— done · {usage.get('inputTokens', 0)} tokens in, "
-                        f"{usage.get('outputTokens', 0)} out"
-                        + (f" · {meter}" if meter else "")
+                        f"{usage.get('outputTokens', 0)} out" + (f" · {meter}" if meter else "")
                     )
                     + "\n",
                 )

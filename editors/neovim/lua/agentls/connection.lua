@@ -109,6 +109,13 @@ function M.get(root, create)
   return conn
 end
 
+--- The connection of the current buffer's workspace, if it exists (for
+--- statusline components: never creates one).
+--- @return agentls.Connection|nil
+function M.current()
+  return M.get(M.root_of(api.nvim_get_current_buf()), false)
+end
+
 --- The connection and pane a command in `bufnr` is about: a transcript's own
 --- pane, else "main" of the buffer's workspace.
 --- @return agentls.Connection, string

@@ -113,15 +113,11 @@ end
 --- @return string
 function M.statusline()
   local ok, connection = pcall(require, "agentls.connection")
-  if not ok then
-    return ""
-  end
-  local bufnr = vim.api.nvim_get_current_buf()
-  local conn = connection.get(connection.root_of(bufnr), false)
+  local conn = ok and connection.current() or nil
   if not conn then
     return ""
   end
-  local t = transcript.by_buf[bufnr]
+  local t = transcript.by_buf[vim.api.nvim_get_current_buf()]
   local pane = conn.panes[t and t.pane or "main"]
   if not pane or not pane.context then
     return ""
