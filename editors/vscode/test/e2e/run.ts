@@ -340,14 +340,14 @@ async function firstRunWithAWrongServer(page: Page, dirs: Dirs, missing: string,
   // A command that runs but is not the server; Restart Server from the offer's button.
   await replaceInUserSettings(page, dirs, missing, notTheServer);
   // The offer proves the extension has the new setting (no race with Restart Server).
-  await notification(page, 'the server command changed').first().getByRole('button', { name: 'Restart Server' }).click({ timeout: 30_000 });
+  await notification(page, 'this setting applies when the server starts').first().getByRole('button', { name: 'Restart Server' }).click({ timeout: 30_000 });
   await notification(page, 'the server did not start').waitFor({ state: 'visible', timeout: 30_000 });
   await waitFor('the status bar to say not running', async () => /AgentLS: not running/.test(await statusBarText(page)), 15_000, 100);
   log(`a server that exits: ${JSON.stringify(await toastTexts(page))}`);
 
   // The right command; AgentLS: Restart Server from the Command Palette.
   await replaceInUserSettings(page, dirs, notTheServer, AGENTLS);
-  await notification(page, 'the server command changed').waitFor({ state: 'visible', timeout: 30_000 });
+  await notification(page, 'this setting applies when the server starts').waitFor({ state: 'visible', timeout: 30_000 });
   await runCommand(page, 'AgentLS: Restart Server');
   await waitFor('the status bar to say idle', async () => /AgentLS main: idle/.test(await statusBarText(page)), 60_000, 200);
   log(`restarted after fixing the setting: ${await statusBarText(page)}`);
@@ -363,7 +363,7 @@ async function firstRunWithAWrongServer(page: Page, dirs: Dirs, missing: string,
   if (stack !== undefined) {
     throw new Error(`a notification shows a stack trace: ${stack}`);
   }
-  const errors = all.filter((text) => !/the server command changed/.test(text));
+  const errors = all.filter((text) => !/this setting applies when the server starts/.test(text));
   const expected = [
     (text: string) => text.includes('AgentLS cannot start the server: agentls.serverCommand') && text.includes(missing),
     (text: string) => text.includes(`AgentLS: the server did not start: it exited with code 3: ${NOT_THE_SERVER}`),
@@ -469,6 +469,13 @@ async function main(): Promise<void> {
     }
     log(`streamed answer seen partially (${partialText.length} of ${answer.length} characters), rendered as Markdown`);
     await waitFor('the status bar to say idle', async () => /AgentLS main: idle/.test(await statusBarText(page!)), 15_000);
+    // The context meter: in the status bar and the transcript's header.
+    await waitFor('the context meter in the status bar', async () => /AgentLS main: idle · \w+ · \d+%/.test(await statusBarText(page!)), 15_000);
+    const meter = await frame.evaluate(() => document.querySelector('.pane-context:not([hidden])')?.textContent ?? '', undefined);
+    if (!/^\d+% of context$/.test(meter)) {
+      throw new Error(`the transcript header shows no context meter: ${JSON.stringify(meter)}`);
+    }
+    log(`context meter: status bar "${await statusBarText(page!)}", transcript header "${meter}"`);
 
     // 2. A turn running `sleep`; Cancel in the progress notification.
     await editor.click(); // no selection this time
