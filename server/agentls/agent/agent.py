@@ -599,8 +599,7 @@ class _TurnRun:
                     f"Stopped: this turn reached {agent.config.max_requests_per_turn} model "
                     "requests (the limit, maxRequestsPerTurn). Ask again to go on from here."
                 )
-            response = await self._respond()
-            kept = [item for item in map(for_history, response.items) if item is not None]
+            response, kept = await self._respond()
             self._show_citations(response)
             calls = [
                 agent._tools.route(parse_call(item), agent.workspace)
@@ -625,9 +624,10 @@ class _TurnRun:
             if stopped is not None:
                 raise TurnStopped(stopped[1])
 
-    async def _respond(self) -> ModelResponse:
-        """One model request: compacted and sent once more if the model says
-        the conversation does not fit its window."""
+    async def _respond(self) -> tuple[ModelResponse, list[Item]]:
+        """One model request, and the items of its response the conversation
+        keeps: compacted and sent once more if the model says the
+        conversation does not fit its window."""
         agent = self.agent
         compacted = False
         while True:
@@ -653,7 +653,7 @@ class _TurnRun:
             tokens = agent.meter.estimate(agent._history.items(), fixed, kept)
             context = ContextSize(tokens, agent.context_window)
             agent._emit(UsageUpdated(turn_id=self.turn.id, usage=self.usage, context=context))
-            return response
+            return response, kept
 
     async def _fit_context(self) -> None:
         """Compact first if the next request would cross the threshold."""
