@@ -343,9 +343,12 @@ class Agent:
         return self._sibling(self._history.fork(), background, self.project)
 
     def spawn(self, *, background: bool = False) -> Agent:
-        """A clean sibling: no history; same configuration, workspace and settings."""
+        """A clean sibling: no history; same configuration, workspace and settings.
+
+        A new session (not background) reads the project instructions again;
+        an auxiliary job shares this session's (no disk reads on its way)."""
         self._check_running()
-        return self._sibling(History(), background)
+        return self._sibling(History(), background, self.project if background else None)
 
     async def shutdown(self) -> None:
         """Cancel every turn, wait for their clean-up, stop. Idempotent."""
