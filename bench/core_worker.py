@@ -205,7 +205,7 @@ async def main(argv: list[str]) -> int:
             mem = await memory(factory, args.memory_items)
             forks = await fork_cost(factory, sizes, args.reps)
             group.cancel_scope.cancel()
-    bodies = serialise([int(s) for s in args.serialise_sizes.split(",") if s], 10)
+    bodies = serialise([int(s) for s in args.serialise_sizes.split(",") if s], 15)
     print(json.dumps({"fork": forks, "memory": mem, "serialise": bodies}))
     return 0
 
