@@ -13,11 +13,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentls.domain import DEFAULT_EFFORT, EFFORTS, Effort
+from agentls.domain import DEFAULT_EFFORT, DEFAULT_MODEL, EFFORTS, Effort
 
-__all__ = ["DEFAULT_EFFORT", "EFFORTS", "Effort"]
-
-DEFAULT_MODEL = "gpt-5.1-codex"
+__all__ = ["DEFAULT_EFFORT", "DEFAULT_MODEL", "EFFORTS", "Effort"]
 
 # Environment variables whose name contains one of these words are never
 # passed to tool processes, so `env` in a tool cannot show the API key.

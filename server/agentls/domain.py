@@ -9,6 +9,10 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
+# The model a server uses unless told otherwise (initializationOptions.model,
+# $AGENTLS_MODEL).
+DEFAULT_MODEL = "gpt-5.1-codex"
+
 Effort = Literal["none", "minimal", "low", "medium", "high", "xhigh"]
 EFFORTS: tuple[Effort, ...] = get_args(Effort)
 DEFAULT_EFFORT: Effort = "medium"

@@ -29,7 +29,7 @@ from pygls.protocol import LanguageServerProtocol, default_converter
 from pygls.protocol.language_server import lsp_method
 
 from agentls import __version__
-from agentls.config import DEFAULT_MODEL
+from agentls.domain import DEFAULT_MODEL
 from agentls.protocol import errors, methods
 from agentls.protocol.converter import camel, parse
 from agentls.protocol.options import InitializationOptions
