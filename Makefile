@@ -86,6 +86,7 @@ $(BENCH_STAMP): $(STAMP) pyproject.toml
 # Everything, Codex included (npm-installed into ~/.cache/agentls-bench on first use):
 # writes bench/results.md, bench/results.json, bench/results.png.
 bench: $(BENCH_STAMP)
+	$(BIN)/python -m compileall -q server/agentls
 	$(BIN)/python -m bench
 
 # Tiny sizes, no target checks, nothing downloaded (Codex only if already cached).

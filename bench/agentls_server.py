@@ -88,6 +88,10 @@ class AgentlsServer:
             "workspace": str(workspace),
             "baseUrl": base_url,
             "model": "gpt-fake",
+            # Room for the long conversations (10,000 items is ~300k tokens):
+            # submit → request is measured without a compaction in the way;
+            # the compaction figure compacts on purpose.
+            "contextWindow": 2_000_000,
         }
         if mcp_servers is not None:
             options["mcpServers"] = mcp_servers

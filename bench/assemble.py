@@ -110,6 +110,8 @@ def assemble(run: Run) -> Results:
         _sandbox(run, results)
     if "mcp" in raw:
         _mcp(run, results)
+    if "compaction" in raw:
+        _compaction(run, results)
     return results
 
 
@@ -144,6 +146,44 @@ def _sandbox(run: Run, results: Results) -> None:
                     f"p50 sandboxed {_fmt(added)}, unsandboxed {_fmt(base)}",
                 )
             )
+
+
+def _compaction(run: Run, results: Results) -> None:
+    fig = results.figure(
+        "compaction",
+        "Compaction",
+        "`agent/compact` on a conversation of N items (one answer of N short messages): "
+        "the round trip, which holds one summary request to the fake (it answers at once) "
+        "and the local work; the conversation's tokens before and after; the input tokens "
+        "the summary request cost (the fake's count)",
+    )
+    rows = run.raw["compaction"]
+    for row in rows:
+        n = f"{row['items']:,} items"
+        fig.add(f"agent/compact round trip, {n}", OURS, "ms", [row["ms"]])
+        fig.add(f"of which the summary request, {n}", OURS, "ms", [row["model_ms"]])
+        fig.add(f"conversation before, {n}", OURS, "tokens", [row["before_tokens"]])
+        fig.add(f"conversation after, {n}", OURS, "tokens", [row["after_tokens"]])
+        fig.add(f"summary request input, {n}", OURS, "tokens", [row["summary_input_tokens"]])
+    largest = max(rows, key=lambda row: row["items"])
+    fig.targets.append(
+        Target(
+            f"compacting a {largest['items']:,}-item conversation takes ≤ 1 s besides the model",
+            _fmt(largest["ms"] - largest["model_ms"]),
+            "1000.00 ms",
+            _check(run, largest["ms"] - largest["model_ms"] <= 1000),
+            f"round trip {_fmt(largest['ms'])}",
+        )
+    )
+    fig.targets.append(
+        Target(
+            "a compaction leaves ≤ 10% of the tokens",
+            f"{largest['after_tokens']:,} of {largest['before_tokens']:,}",
+            f"{largest['before_tokens'] // 10:,}",
+            _check(run, largest["after_tokens"] <= largest["before_tokens"] // 10),
+            f"the summary request read {largest['summary_input_tokens']:,} tokens",
+        )
+    )
 
 
 def _commit() -> str:
@@ -268,18 +308,38 @@ def _submit(run: Run, results: Results, codex_na: str | None) -> None:
     for who in (OURS, CODEX, SDK_TYPED, SDK_LINES):
         if raw.get(who):
             fig.add(metric, who, "ms", raw[who])
-    for who, long in run.raw.get("long_submit", {}).items():
-        fig.add(
-            f"submit → model request, {long['items']:,}-item conversation",
-            who,
-            "ms",
-            long["ms"],
-        )
+    for who, runs in run.raw.get("long_submit", {}).items():
+        for long in runs:
+            fig.add(
+                f"submit → model request, {long['items']:,}-item conversation",
+                who,
+                "ms",
+                long["ms"],
+            )
+    serialised = run.raw.get("core", {}).get("serialise", {})
+    for size, samples in serialised.items():
+        name = f"serialising the request body, {int(size):,} items (in-process)"
+        fig.add(name, OURS, "ms", samples)
     fig.notes.append(
         "The first metric is measured on the first-delta figure's turns: the conversation "
         "grows from 2 to about 60 items over them."
     )
     ours = fig.p(metric, OURS)
+    longest = max((int(s) for s in serialised), default=None)
+    if ours is not None and longest is not None:
+        long_p50 = fig.p(f"submit → model request, {longest:,}-item conversation", OURS)
+        body_p50 = fig.p(f"serialising the request body, {longest:,} items (in-process)", OURS)
+        if long_p50 is not None and body_p50 is not None:
+            fig.targets.append(
+                Target(
+                    f"submit → model request at {longest:,} items grows (from the short "
+                    "conversation) by at most twice what serialising its body costs",
+                    _fmt(long_p50 - ours),
+                    _fmt(2 * body_p50),
+                    _check(run, long_p50 - ours <= 2 * body_p50),
+                    f"{longest:,} items: {_fmt(long_p50)}; serialising: {_fmt(body_p50)}",
+                )
+            )
     if ours is not None:
         fig.targets.append(
             Target(

@@ -80,6 +80,36 @@ def build(n_items: int) -> History:
     return history
 
 
+def serialise(sizes: list[int], reps: int) -> dict[str, list[float]]:
+    """What sending a request of N items costs at least: the body built
+    (``build_body``) and serialised to JSON, as the SDK sends it. The items
+    are shaped like those of the benchmark's long conversation (one answer
+    of N short messages)."""
+    from agentls.model.client import build_body
+    from agentls.model.types import ModelRequest
+    from agentls.tools.registry import ToolBox
+
+    tools = ToolBox.default().specs
+    out: dict[str, list[float]] = {}
+    for n in sizes:
+        items: list[dict[str, Any]] = [user_message("long answer")]
+        for k in range(n):
+            part = {"type": "output_text", "annotations": [], "logprobs": [], "text": f"item {k}"}
+            items.append(
+                {"type": "message", "status": "completed", "content": [part], "role": "assistant"}
+            )
+        request = ModelRequest(
+            input=items, tools=tools, instructions="x" * 4000, effort="medium", fast_mode=False
+        )
+        times = []
+        for _ in range(reps):
+            t0 = time.perf_counter_ns()
+            json.dumps(build_body(request, "bench")).encode()
+            times.append((time.perf_counter_ns() - t0) / 1e6)
+        out[str(n)] = times
+    return out
+
+
 def rss() -> int:
     with open("/proc/self/status", "rb") as f:
         for line in f:
@@ -160,6 +190,7 @@ async def main(argv: list[str]) -> int:
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--reps", type=int, default=50)
     parser.add_argument("--memory-items", type=int, default=10000)
+    parser.add_argument("--serialise-sizes", default="1000,10000")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s]
     with tempfile.TemporaryDirectory(prefix="bench-core-") as root:
@@ -174,7 +205,8 @@ async def main(argv: list[str]) -> int:
             mem = await memory(factory, args.memory_items)
             forks = await fork_cost(factory, sizes, args.reps)
             group.cancel_scope.cancel()
-    print(json.dumps({"fork": forks, "memory": mem}))
+    bodies = serialise([int(s) for s in args.serialise_sizes.split(",") if s], 15)
+    print(json.dumps({"fork": forks, "memory": mem, "serialise": bodies}))
     return 0
 
 

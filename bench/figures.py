@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentls.testing.fake_model import Reply
+from agentls.testing.fake_model import Reply, estimate_input_tokens
 from bench import codex as codex_peer
 from bench import mcp_figures as mcp_bench
 from bench import procs
@@ -202,6 +202,8 @@ class Run:
             "big",
             lambda n: Reply.items(*(Reply.text(f"item {k}", chunks=1) for k in range(n))),
         )
+        # The summary a compaction asks for (its focus carries the tag).
+        hub.on("cmp", lambda n: Reply.text("Summary: the model listed many items, one per line."))
         aux_text = " ".join(f"w{k}" for k in range(400 if not self.sizes.smoke else 40))
         hub.on("aux", lambda n: Reply.text(aux_text, delay=0.002))
 
@@ -547,7 +549,7 @@ class Run:
         """``agent/fork`` round trips on conversations of N items, each made by one
         turn whose answer has N output items."""
         out: dict[str, list[float]] = {}
-        for size in self.sizes.fork_wire_sizes:
+        for index, size in enumerate(self.sizes.fork_wire_sizes):
             await session.call("agent/newSession", {})
             await session.run_turn(f"{tag('big', size)} long answer", timeout=120)
             times = []
@@ -558,20 +560,43 @@ class Run:
                 assert int(result["items"]) >= size
                 await session.call("agent/closePane", {"pane": result["pane"]})
             out[str(size)] = times
-            if size == self.sizes.fork_wire_sizes[0]:
-                await self._long_submit(size, session.run_turn, LONG[OURS])
+            await self._long_submit(size, session.run_turn, LONG[OURS] + 100 * index, OURS)
+            await self._compaction(size, session, LONG[OURS] + 100 * index)
         self.raw.setdefault("fork_rpc", {})[OURS] = out
 
-    async def _long_submit(self, size: int, run_turn: Any, base: int) -> None:
+    async def _long_submit(self, size: int, run_turn: Any, base: int, who: str) -> None:
         """Submit → model request on a conversation of ``size`` items."""
         samples = []
-        for i in range(3):
+        # Seven turns: a p50 of a few samples moves with every hiccup of a shared machine.
+        for i in range(3 if self.sizes.smoke else 7):
             turn = await run_turn(f"{tag('fd', base + i)} say hello", timeout=120)
             request = self.hub.seen("fd", base + i)
             assert request is not None
             samples.append((request.t_arrival_ns - turn.t_send_ns) / 1e6)
-        who = OURS if base == LONG[OURS] else CODEX
-        self.raw.setdefault("long_submit", {})[who] = {"items": size, "ms": samples}
+        self.raw.setdefault("long_submit", {}).setdefault(who, []).append(
+            {"items": size, "ms": samples}
+        )
+
+    async def _compaction(self, size: int, session: AgentlsServer, n: int) -> None:
+        """``agent/compact`` of a conversation of ``size`` items: the round trip
+        (one summary request to the fake plus the local work), tokens before and
+        after, and the input tokens the summary request cost."""
+        t0 = time.perf_counter_ns()
+        result = await session.call("agent/compact", {"focus": tag("cmp", n)}, timeout=120)
+        elapsed = (time.perf_counter_ns() - t0) / 1e6
+        request = self.hub.seen("cmp", n)
+        assert request is not None and result["mode"] == "summary", result
+        summary_ms = ((request.t_done_ns or request.t_arrival_ns) - request.t_arrival_ns) / 1e6
+        self.raw.setdefault("compaction", []).append(
+            {
+                "items": size,
+                "ms": elapsed,
+                "model_ms": summary_ms,
+                "before_tokens": result["beforeTokens"],
+                "after_tokens": result["afterTokens"],
+                "summary_input_tokens": estimate_input_tokens(request.body),
+            }
+        )
 
     # --- Codex -----------------------------------------------------------------------------------
 
@@ -716,7 +741,7 @@ class Run:
                 out[str(size)] = times
                 if size == self.sizes.fork_codex_sizes[0]:
                     session.thread_id = thread_id
-                    await self._long_submit(size, session.run_turn, LONG[CODEX])
+                    await self._long_submit(size, session.run_turn, LONG[CODEX], CODEX)
         except (RpcError, TimeoutError, ConnectionError, KeyError) as exc:
             self.raw.setdefault("fork_rpc_errors", {})[CODEX] = str(exc)
         if out:
@@ -796,6 +821,8 @@ class Run:
             str(self.sizes.fork_reps),
             "--memory-items",
             str(self.sizes.memory_items),
+            "--serialise-sizes",
+            ",".join(str(s) for s in self.sizes.fork_wire_sizes),
             stdout=asyncio.subprocess.PIPE,
             stderr=self.stderr_file("core-worker"),
         )

@@ -124,12 +124,15 @@ async def running_agent(
     client: ResponsesClient | None = None,
     tools: ToolConfig | None = None,
     unsandboxed: bool = False,
+    settings: Settings | None = None,
+    agent_options: dict[str, Any] | None = None,
     **model_overrides: Any,
 ) -> AsyncIterator[tuple[Agent, EventLog]]:
     """An agent on the fake model (or a given client), with its events collected.
 
     ``unsandboxed``: commands run as children of the test (sandbox off, nothing
-    asks), so the pids they print are real ones."""
+    asks), so the pids they print are real ones. ``agent_options``: AgentConfig
+    fields (``context_window``, ``auto_compact`` …)."""
     async with anyio.create_task_group() as group:
         if client is None:
             assert base_url is not None
@@ -139,8 +142,10 @@ async def running_agent(
             model=client.config,
             tools=tools or ToolConfig(),
             sandbox=SandboxPolicy(mode="off") if unsandboxed else SandboxPolicy(),
+            **(agent_options or {}),
         )
-        settings = Settings(approval="never") if unsandboxed else None
+        if unsandboxed and settings is None:
+            settings = Settings(approval="never")
         agent = Agent(group, client, config, settings=settings)
         log = EventLog()
         group.start_soon(log.pump, agent)

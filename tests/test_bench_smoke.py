@@ -64,6 +64,7 @@ def test_smoke_run_writes_the_table_json_and_plot(tmp_path: Path) -> None:
         "load",
         "sandbox",
         "mcp",
+        "compaction",
     }
     for figure in data["figures"]:
         assert figure["series"], figure["key"]
@@ -73,6 +74,10 @@ def test_smoke_run_writes_the_table_json_and_plot(tmp_path: Path) -> None:
         assert f"### {figure['title']}" in table
     throughput = next(f for f in data["figures"] if f["key"] == "throughput")
     assert all("text intact in 1 of 1" in note for note in throughput["notes"])
+    submit = next(f for f in data["figures"] if f["key"] == "submit")
+    metrics = {s["metric"] for s in submit["series"]}
+    assert "serialising the request body, 100 items (in-process)" in metrics
+    assert "submit → model request, 100-item conversation" in metrics
     cancel = next(f for f in data["figures"] if f["key"] == "cancel")
     assert any("agentls: every process dead" in note for note in cancel["notes"])
     if importlib.util.find_spec("matplotlib") is not None:

@@ -162,3 +162,16 @@ async def test_exec_asks_on_its_terminal(tmp_path: Path) -> None:
     denied = fake.requests[2].body["input"][-1]["output"]
     assert "denied" in denied and "keep it" in denied
     outside.unlink()
+
+
+async def test_exec_shows_the_context_meter_and_compactions(tmp_path: Path) -> None:
+    too_long = Reply.http_error(400, message="Too long.", code="context_length_exceeded")
+    async with FakeModel(too_long, Reply.text("Summary."), Reply.text("Answer.")) as fake:
+        code, out, err = await run(
+            "exec", "hello", env=clean_env(OPENAI_BASE_URL=fake.base_url), cwd=tmp_path
+        )
+    assert code == 0, err
+    assert out.strip() == "Answer."
+    assert "⟳ compacting the conversation…" in err
+    assert "(summary)" in err and "⟳ context compacted:" in err
+    assert "of 272k (" in err  # the meter: the default model's window

@@ -404,7 +404,8 @@ def test_mcp_servers_are_listed_used_and_restarted(run_nvim: Any, fake: FakeMode
     assert fake.requests[1].body["input"][-1]["output"].isdigit()
 
 
-def test_checkhealth_reports_ok(run_nvim: Any, fake: FakeModelThread) -> None:
+def test_checkhealth_reports_ok(run_nvim: Any, fake: FakeModelThread, workspace: Path) -> None:
+    (workspace / "AGENTS.md").write_text("Run the tests before done.\n")
     # The default server command: `agentls` found on $PATH.
     path = f"{Path(SERVER[0]).parent}{os.pathsep}{os.environ.get('PATH', '')}"
     nvim = run_nvim("checkhealth.lua", PATH=path)
@@ -414,8 +415,72 @@ def test_checkhealth_reports_ok(run_nvim: Any, fake: FakeModelThread) -> None:
     assert re.search(r"OK .*server version: agentls \d", report), report
     assert "OK Neovim 0.1" in report
     assert "answered initialize" in report
+    assert "model test-model, efforts none, minimal, low, medium, high, xhigh" in report
+    assert "OK instructions: 1 file, 27 B (AGENTS.md)" in report
     assert "ERROR" not in report
     assert fake.requests == []
+
+
+def test_the_context_meter_compactions_sources_and_refusals(
+    run_nvim: Any, fake: FakeModelThread
+) -> None:
+    fake.script(
+        Reply.tool_call("exec_command", {"cmd": "python3 -c \"print('x' * 16000)\""}),
+        Reply.text("Summary: printed a big file."),
+        Reply.text("Printed it."),
+        Reply.text("Summary: printed a big file; compacted on request."),
+    )
+    nvim = run_nvim("context.lua")
+    nvim.step("compacted")
+    summaries = [r.body for r in fake.requests if "compacting" in r.body["instructions"]]
+    assert len(summaries) == 2
+    assert "Focus the summary on: the big file" in json.dumps(summaries[1]["input"][-1])
+    assert all(r.refusal is None for r in fake.requests)
+    fake.script(Reply.raw_sse(_web_search_stream()), Reply.raw_sse(_refusal_stream()))
+    nvim.go()
+    nvim.finish()
+    assert {"type": "web_search"} in fake.requests[-2].body["tools"]
+
+
+def _sse(*events: dict[str, Any]) -> bytes:
+    return b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
+
+
+def _message(part: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "message", "role": "assistant", "status": "completed", "content": [part]}
+
+
+def _web_search_stream() -> bytes:
+    search = {
+        "type": "web_search_call",
+        "status": "completed",
+        "action": {
+            "type": "search",
+            "query": "agentls",
+            "sources": [{"type": "url", "url": "https://example.com/a"}],
+        },
+    }
+    note = {
+        "type": "url_citation",
+        "url": "https://example.com/a",
+        "title": "A",
+        "start_index": 0,
+        "end_index": 4,
+    }
+    answer = _message({"type": "output_text", "text": "Found.", "annotations": [note]})
+    return _sse(
+        {"type": "response.output_item.done", "output_index": 0, "item": search},
+        {"type": "response.output_item.done", "output_index": 1, "item": answer},
+        {"type": "response.completed", "response": {"id": "r", "output": [], "usage": {}}},
+    )
+
+
+def _refusal_stream() -> bytes:
+    refusal = _message({"type": "refusal", "refusal": "I can't help with that."})
+    return _sse(
+        {"type": "response.output_item.done", "output_index": 0, "item": refusal},
+        {"type": "response.completed", "response": {"id": "r", "output": [], "usage": {}}},
+    )
 
 
 def test_a_server_crash_is_reported_and_the_next_ask_recovers(

@@ -40,7 +40,10 @@ async def test_initialize_advertises_agentls(client: AgentClient) -> None:
     assert experimental is not None
     agentls = experimental["agentls"]
     assert agentls["protocolVersion"] == 2 and agentls["maxForks"] == 1
-    assert agentls["efforts"] == ["none", "minimal", "low", "medium", "high", "xhigh"]
+    # The configured model's (the default, gpt-5.1-codex): see model/models.py.
+    assert agentls["model"] == "gpt-5.1-codex"
+    assert agentls["efforts"] == ["low", "medium", "high"]
+    assert agentls["contextWindow"] == 272_000
     assert set(agentls["methods"]) == {
         "agent/submit",
         "agent/steer",
@@ -57,6 +60,8 @@ async def test_initialize_advertises_agentls(client: AgentClient) -> None:
         "agent/mcpServers",
         "agent/mcpRestart",
         "agent/mcpRevoke",
+        "agent/compact",
+        "agent/instructions",
     }
 
 

@@ -12,6 +12,7 @@ import pytest
 
 from agentls.model.errors import ModelError
 from agentls.model.stream import batched, read_response
+from agentls.model.types import QuietSink
 
 AWKWARD = [
     "plain",
@@ -24,7 +25,7 @@ AWKWARD = [
 ]
 
 
-class Sink:
+class Sink(QuietSink):
     def __init__(self) -> None:
         self.text: list[str] = []
         self.reasoning: list[str] = []

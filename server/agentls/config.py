@@ -13,11 +13,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentls.domain import DEFAULT_EFFORT, DEFAULT_SANDBOX, EFFORTS, SANDBOXES, Effort, Sandbox
+from agentls.domain import (
+    DEFAULT_EFFORT,
+    DEFAULT_MODEL,
+    DEFAULT_SANDBOX,
+    EFFORTS,
+    SANDBOXES,
+    Effort,
+    Sandbox,
+)
 
-__all__ = ["DEFAULT_EFFORT", "EFFORTS", "Effort"]
+__all__ = ["DEFAULT_EFFORT", "DEFAULT_MODEL", "EFFORTS", "Effort"]
 
-DEFAULT_MODEL = "gpt-5.1-codex"
 API_KEY_VARIABLE = "OPENAI_API_KEY"
 # The key, once the server has taken it out of its own environment.
 _claimed_key: str | None = None
@@ -54,7 +61,7 @@ class ModelConfig:
     base_url: str | None = None
     api_key: str | None = field(default=None, repr=False)
     # Seconds without a byte from the model before a stream counts as stalled.
-    idle_timeout: float = 120.0
+    idle_timeout: float = 300.0
     connect_timeout: float = 15.0
     max_attempts: int = 5
     # First backoff delay; doubles per attempt unless the server says retry-after.
@@ -149,7 +156,9 @@ class ToolConfig:
     # Bytes of command output kept for the model: this much from the head and the tail.
     output_head_bytes: int = 16 * 1024
     output_tail_bytes: int = 16 * 1024
-    read_file_default_limit: int = 2000
+    # read_file gives at most this many lines and bytes per call (and says how to read on).
+    read_file_max_lines: int = 256
+    read_file_max_bytes: int = 32 * 1024
     read_file_max_line_chars: int = 2000
     env_deny: tuple[str, ...] = DEFAULT_ENV_DENY
 
@@ -187,3 +196,11 @@ class AgentConfig:
     tools: ToolConfig = field(default_factory=ToolConfig)
     max_pending_steers: int = 8
     sandbox: SandboxPolicy = field(default_factory=SandboxPolicy)
+    # The model's context window in tokens; None: from the table of known models.
+    context_window: int | None = None
+    # Compact the conversation above this share of the window (0: never on its own).
+    auto_compact: float = 0.85
+    # A turn stops after this many model requests.
+    max_requests_per_turn: int = 200
+    # A turn stops when the model makes the same tool call this many times in a row.
+    max_repeated_calls: int = 5

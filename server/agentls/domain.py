@@ -9,6 +9,10 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
+# The model a server uses unless told otherwise (initializationOptions.model,
+# $AGENTLS_MODEL).
+DEFAULT_MODEL = "gpt-5.1-codex"
+
 Effort = Literal["none", "minimal", "low", "medium", "high", "xhigh"]
 EFFORTS: tuple[Effort, ...] = get_args(Effort)
 DEFAULT_EFFORT: Effort = "medium"
@@ -28,7 +32,7 @@ TurnStatus = Literal["completed", "cancelled", "failed"]
 ToolStatus = Literal["completed", "failed", "cancelled"]
 
 # The settings a pane can change at any time (``agent/set*``, editor settings).
-SettingName = Literal["effort", "fast_mode", "approval"]
+SettingName = Literal["effort", "fast_mode", "approval", "web_search"]
 
 # An MCP server's state (``agent/mcpServers``): ``disabled`` is a project
 # server the user has not allowed.

@@ -134,14 +134,15 @@ async def test_the_tool_loop_of_a_real_client_passes(
     fake: FakeModel, client: openai.AsyncOpenAI
 ) -> None:
     """What a client does after a tool call -- send back the call (as the SDK
-    gives it) and its output -- is accepted, hosted calls needing no output."""
+    gives it, less its id: ``store`` is false) and its output -- is accepted,
+    hosted calls needing no output."""
     fake.script(Reply.reasoning("think") + Reply.tool_call("exec_command", {"cmd": "ls"}))
     fake.script(Reply.text("done"))
     history: list[dict[str, Any]] = [user("go")]
     first = await create(client, history, store=False, include=["reasoning.encrypted_content"])
-    history += [item.model_dump(exclude_none=True) for item in first.output]
+    history += [item.model_dump(exclude_none=True, exclude={"id"}) for item in first.output]
     history.append(output("function_call", "call_1"))
-    history.append({"type": "web_search_call", "id": "ws_1", "status": "completed"})
+    history.append({"type": "web_search_call", "status": "completed"})
 
     second = await create(client, history, store=False)
 
@@ -223,12 +224,9 @@ def test_the_parameters_are_the_sdks() -> None:
 # ---------------------------------------------------------------- stored item ids
 
 
-async def test_stored_item_ids_are_refused_when_enabled() -> None:
+async def test_stored_item_ids_are_refused_by_default() -> None:
     items = [user("go"), {"type": "reasoning", "id": "rs_1", "summary": []}]
-    async with (
-        FakeModel(Reply.text("ok"), reject_stored_item_ids=True) as fake,
-        sdk(fake) as client,
-    ):
+    async with FakeModel(Reply.text("ok")) as fake, sdk(fake) as client:
         with pytest.raises(openai.NotFoundError) as caught:
             await create(client, items, store=False)
         assert caught.value.status_code == 404
@@ -251,12 +249,13 @@ async def test_stored_item_ids_are_refused_when_enabled() -> None:
         assert fake.errors == []
 
 
-async def test_stored_item_ids_are_accepted_by_default(
-    fake: FakeModel, client: openai.AsyncOpenAI
-) -> None:
-    fake.script(Reply.text("ok"))
+async def test_stored_item_ids_are_accepted_when_the_check_is_off() -> None:
     items = [user("go"), {"type": "reasoning", "id": "rs_1", "summary": []}]
-    assert (await create(client, items, store=False)).output_text == "ok"
+    async with (
+        FakeModel(Reply.text("ok"), reject_stored_item_ids=False) as fake,
+        sdk(fake) as client,
+    ):
+        assert (await create(client, items, store=False)).output_text == "ok"
 
 
 # ------------------------------------------------------------------ strict off

@@ -10,6 +10,7 @@ local expected = {
   "AgentAsk",
   "AgentCancel",
   "AgentClosePane",
+  "AgentCompact",
   "AgentEffort",
   "AgentFast",
   "AgentFork",

@@ -13,12 +13,14 @@ import {
   type CancelResult,
   type CancelToolResult,
   type ClosePaneResult,
+  type CompactResult,
   type Context,
   DEFAULT_EFFORT,
   EFFORTS,
   type Effort,
   ErrorCode,
   type ForkResult,
+  type InstructionsResult,
   MAIN_PANE,
   Method,
   type NewSessionResult,
@@ -31,6 +33,7 @@ import {
   isEffort,
 } from './protocol';
 import { ToolProgress } from './toolProgress';
+import { instructionsSummary } from './format';
 import { type PaneState, Transcript, type TranscriptInput } from './transcript';
 
 export interface ProgressReporter {
@@ -202,9 +205,10 @@ export class AgentController {
     return pane.pendingSubmits > 0 ? 'running' : pane.transcript.state();
   }
 
+  /** The efforts the configured model takes (none for a model that does not reason). */
   efforts(): Effort[] {
-    const advertised = this.client.capabilities()?.efforts.filter(isEffort);
-    return advertised !== undefined && advertised.length > 0 ? advertised : [...EFFORTS];
+    const advertised = this.client.capabilities()?.efforts;
+    return advertised !== undefined ? advertised.filter(isEffort) : [...EFFORTS];
   }
 
   // --- the server ------------------------------------------------------------------
@@ -433,6 +437,11 @@ export class AgentController {
     if (pane === undefined) {
       return undefined;
     }
+    if (options.effort === undefined && this.efforts().length === 0) {
+      const model = this.client.capabilities()?.model ?? 'The model';
+      await this.ui.info(`${model} does not reason, so it takes no effort.`);
+      return undefined;
+    }
     const effort =
       options.effort ??
       (await this.ui.quickPick(
@@ -474,6 +483,40 @@ export class AgentController {
     return result.enabled;
   }
 
+  /**
+   * AgentLS: Compact Conversation — the pane's conversation summarised (or
+   * cut) now, optionally with a focus for the summary; the pane must be idle.
+   */
+  async compact(options: { pane?: string; focus?: string } = {}): Promise<CompactResult | undefined> {
+    const pane = options.pane ?? this.activePane;
+    if (this.paneState(pane) === 'running') {
+      await this.ui.info('A turn is running: compact the conversation when it is done.');
+      return undefined;
+    }
+    const focus =
+      options.focus ??
+      (await this.ui.inputBox({
+        title: 'AgentLS: Compact Conversation',
+        prompt: 'What should the summary keep in particular? (Enter: nothing in particular)',
+        placeHolder: 'e.g. the failing parser test',
+      }));
+    if (focus === undefined) {
+      return undefined;
+    }
+    const params = focus.trim() !== '' ? { pane, focus: focus.trim() } : { pane };
+    return this.call<CompactResult>(Method.compact, params);
+  }
+
+  /** "instructions: 2 files, 3.1 KiB (AGENTS.md, pkg/AGENTS.md)" for the pane's session. */
+  async instructionsSummary(pane = MAIN_PANE): Promise<string> {
+    try {
+      const result = await this.client.request<InstructionsResult>(Method.instructions, { pane });
+      return instructionsSummary(result.files, result.bytes, result.cutBytes);
+    } catch (error) {
+      return `instructions: unknown (${describeError(error)})`;
+    }
+  }
+
   /** AgentLS: New Session — a fresh agent on the pane (it must be idle). */
   async newSession(options: { pane?: string } = {}): Promise<NewSessionResult | undefined> {
     const pane = options.pane ?? this.activePane;
@@ -511,13 +554,19 @@ export class AgentController {
 
   private append(pane: Pane, inputs: TranscriptInput[]): void {
     const before = this.paneState(pane.name);
+    const meter = pane.transcript.context;
     for (const input of inputs) {
       pane.log.push(input);
       pane.transcript.apply(input);
     }
     this.appended.fire({ pane: pane.name, inputs });
-    if (this.paneState(pane.name) !== before) {
-      this.stateChanged.fire(); // not once per delta: only when idle/running/... changes
+    const after = pane.transcript.context;
+    if (
+      this.paneState(pane.name) !== before ||
+      after?.tokens !== meter?.tokens ||
+      after?.window !== meter?.window
+    ) {
+      this.stateChanged.fire(); // not once per delta: only when the state or the meter changes
     }
   }
 

@@ -75,6 +75,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     onRunning: () => {
       settings = currentSettings();
       events.controller?.serverStarted({ effort: settings.effort, fastMode: settings.fastMode });
+      // Which AGENTS.md files the session follows, in the output channel.
+      void events.controller?.instructionsSummary().then((line) => agentServer.output.info(line));
     },
     onStopped: (reason) => events.controller?.serverStopped(reason),
     approve: (params) => askApproval(params, approvalUi),
@@ -111,6 +113,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   command('agentls.setEffort', () => controller.setEffort());
   command('agentls.toggleFastMode', () => controller.toggleFastMode());
   command('agentls.newSession', () => controller.newSession());
+  command('agentls.compact', () => controller.compact());
   command('agentls.showTranscript', () => panels.showAll());
   command('agentls.showServerLog', () => agentServer.showLog());
   command('agentls.restartServer', () => agentServer.restart());

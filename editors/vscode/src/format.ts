@@ -1,7 +1,7 @@
 /** Short texts shown to the user (status bar, transcript footers); pure, shared with the webview. */
 
-import type { Effort, Receipt, Usage } from './protocol';
-import type { PaneState, ToolCallEntry, TurnState } from './transcript';
+import type { ContextMeter, Effort, Receipt, Usage } from './protocol';
+import type { Compaction, PaneState, ToolCallEntry, TurnState } from './transcript';
 
 export function plural(count: number, word: string, many = `${word}s`): string {
   return `${count} ${count === 1 ? word : many}`;
@@ -69,11 +69,64 @@ export const STATE_ICONS: Record<PaneState, string> = {
   failed: '$(error)',
 };
 
-/** The status bar text: "$(sync~spin) AgentLS main: running · high · fast". */
-export function statusText(pane: string, state: PaneState, effort: Effort, fastMode: boolean): string {
+/** The status bar text: "$(sync~spin) AgentLS main: running · high · fast · 12%". */
+export function statusText(
+  pane: string,
+  state: PaneState,
+  effort: Effort,
+  fastMode: boolean,
+  context?: ContextMeter,
+): string {
   const parts = [`${STATE_ICONS[state]} AgentLS ${pane}: ${state}`, effort];
   if (fastMode) {
     parts.push('fast');
   }
+  if (context !== undefined) {
+    parts.push(`${contextPercent(context)}%`);
+  }
   return parts.join(' · ');
+}
+
+/** A token count the way people read it: 950, 12.3k, 272k, 1.0M. */
+export function formatTokens(count: number): string {
+  if (count < 1000) {
+    return String(count);
+  }
+  if (count < 100_000) {
+    return `${(count / 1000).toFixed(1)}k`;
+  }
+  if (count < 1_000_000) {
+    return `${Math.floor(count / 1000)}k`;
+  }
+  return `${(count / 1_000_000).toFixed(1)}M`;
+}
+
+export function contextPercent(context: ContextMeter): number {
+  return context.window > 0 ? Math.min(100, Math.round((100 * context.tokens) / context.window)) : 0;
+}
+
+/** "context 12.3k of 272k tokens (5%)" */
+export function contextSummary(context: ContextMeter): string {
+  return `context ${formatTokens(context.tokens)} of ${formatTokens(context.window)} tokens (${contextPercent(context)}%)`;
+}
+
+/** "Compacting the conversation (48.2k tokens)…" / "Compacted: 48.2k → 3.1k tokens (summary)". */
+export function compactionSummary(compaction: Compaction): string {
+  const before = formatTokens(compaction.beforeTokens);
+  if (compaction.state === 'running') {
+    return `Compacting the conversation (${before} tokens)…`;
+  }
+  const why = compaction.reason === 'overflow' ? ' after the model found it too long' : '';
+  const how = compaction.mode === 'trim' ? 'old tool outputs cut' : 'summary';
+  return `Compacted${why}: ${before} → ${formatTokens(compaction.afterTokens ?? 0)} tokens (${how}).`;
+}
+
+/** "instructions: 2 files, 3.1 KiB (AGENTS.md, pkg/AGENTS.md)" */
+export function instructionsSummary(files: Array<{ path: string; bytes: number }>, bytes: number, cut = 0): string {
+  if (files.length === 0) {
+    return 'instructions: no AGENTS.md files';
+  }
+  const size = bytes < 1024 ? `${bytes} B` : `${(bytes / 1024).toFixed(1)} KiB`;
+  const note = cut > 0 ? `; ${cut} bytes cut to stay within 32 KiB` : '';
+  return `instructions: ${plural(files.length, 'file')}, ${size} (${files.map((file) => file.path).join(', ')})${note}`;
 }

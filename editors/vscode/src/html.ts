@@ -48,6 +48,7 @@ export function transcriptHtml(parts: PageParts): string {
   <span class="pane-name">${pane}</span>
   <span class="pane-state" data-state="idle">idle</span>
   <span class="pane-settings"></span>
+  <span class="pane-context" hidden></span>
   <span class="spacer"></span>
   <button type="button" class="secondary" data-action="fork" title="Fork this conversation into a pane beside it">Fork</button>
   <button type="button" class="secondary" data-action="closePane" title="Close this pane: its turns are cancelled">Close Pane</button>

@@ -32,6 +32,7 @@ export function viewState(controller: AgentController, pane: string): ViewState 
     effort: record?.effort ?? 'medium',
     fastMode: record?.fastMode ?? false,
     fork: controller.forkPane(),
+    context: record?.transcript.context,
   };
 }
 

@@ -25,6 +25,8 @@ export const Method = {
   mcpServers: 'agent/mcpServers',
   mcpRestart: 'agent/mcpRestart',
   mcpRevoke: 'agent/mcpRevoke',
+  compact: 'agent/compact',
+  instructions: 'agent/instructions',
   event: 'agent/event',
   didChangeConfiguration: 'workspace/didChangeConfiguration',
 } as const;
@@ -105,6 +107,16 @@ export interface Usage {
   outputTokens: number;
   reasoningTokens: number;
   cachedTokens: number;
+  /** The estimated size of the conversation the next request sends (the context meter). */
+  contextTokens?: number;
+  /** The model's context window. */
+  contextWindow?: number;
+}
+
+/** How full the model's context window is. */
+export interface ContextMeter {
+  tokens: number;
+  window: number;
 }
 
 export interface AbortedToolCall {
@@ -205,6 +217,22 @@ export interface BackgroundProcess {
   exitCode?: number;
 }
 
+export type CompactionMode = 'summary' | 'trim';
+
+export interface CompactResult {
+  beforeTokens: number;
+  afterTokens: number;
+  mode: CompactionMode;
+}
+
+export interface InstructionsResult {
+  /** The AGENTS.md files in force, in the order the model reads them. */
+  files: Array<{ path: string; bytes: number }>;
+  bytes: number;
+  /** Bytes cut away to stay within 32 KiB. */
+  cutBytes: number;
+}
+
 /** `capabilities.experimental.agentls` of the `initialize` result. */
 export interface AgentCapabilities {
   protocolVersion: number;
@@ -212,6 +240,9 @@ export interface AgentCapabilities {
   efforts: string[];
   methods: string[];
   eventKinds?: string[];
+  /** The configured model and its context window. */
+  model?: string;
+  contextWindow?: number;
 }
 
 export interface InitializationOptions {
@@ -226,6 +257,9 @@ export interface InitializationOptions {
   idleTimeout?: number;
   /** `{NAME: {command, args?, env?} | {type: 'http', url, headers?}}` */
   mcpServers?: Record<string, unknown>;
+  webSearch?: boolean;
+  contextWindow?: number;
+  autoCompact?: number;
 }
 
 // --- MCP servers ----------------------------------------------------------------------
@@ -265,6 +299,7 @@ export interface ConfigurationSettings {
     effort: Effort;
     fastMode: boolean;
     approval: Approval;
+    webSearch: boolean;
   };
 }
 
@@ -310,11 +345,26 @@ export interface ToolOutputEvent extends TurnEventBase {
 
 export type ToolCallStatus = 'running' | 'completed' | 'failed' | 'cancelled';
 
+/** A page a web search used. */
+export interface Source {
+  url: string;
+  title?: string;
+}
+
 export interface ToolFinishedEvent extends TurnEventBase {
   kind: 'tool.finished';
   callId: string;
   status: Exclude<ToolCallStatus, 'running'>;
   exitCode?: number;
+  sources?: Source[];
+}
+
+/** The model is writing a tool call ("Writing a patch…"). */
+export interface ToolPreparingEvent extends TurnEventBase {
+  kind: 'tool.preparing';
+  tool: string;
+  title: string;
+  chars: number;
 }
 
 export interface SteerAdmittedEvent extends TurnEventBase {
@@ -361,6 +411,42 @@ export interface PlanUpdatedEvent extends TurnEventBase {
   plan: PlanStep[];
 }
 
+interface CompactionEventBase extends EventBase {
+  /** The turn it happened in; null for `agent/compact`. */
+  turnId: number | null;
+}
+
+export interface CompactionStartedEvent extends CompactionEventBase {
+  kind: 'compaction.started';
+  reason: 'auto' | 'overflow' | 'manual';
+  beforeTokens: number;
+}
+
+export interface CompactionFinishedEvent extends CompactionEventBase {
+  kind: 'compaction.finished';
+  beforeTokens: number;
+  afterTokens: number;
+  mode: CompactionMode;
+  summary?: string;
+}
+
+export interface Citation {
+  url: string;
+  title?: string;
+  startIndex?: number;
+  endIndex?: number;
+}
+
+export interface MessageCitationsEvent extends TurnEventBase {
+  kind: 'message.citations';
+  citations: Citation[];
+}
+
+export interface MessageRefusalEvent extends TurnEventBase {
+  kind: 'message.refusal';
+  text: string;
+}
+
 export interface PaneOpenedEvent extends EventBase {
   kind: 'pane.opened';
   turnId: null;
@@ -387,6 +473,11 @@ export type AgentEvent =
   | TurnFinishedEvent
   | ModelRetryEvent
   | PlanUpdatedEvent
+  | ToolPreparingEvent
+  | CompactionStartedEvent
+  | CompactionFinishedEvent
+  | MessageCitationsEvent
+  | MessageRefusalEvent
   | PaneOpenedEvent
   | PaneClosedEvent;
 

@@ -39,6 +39,17 @@ export interface Settings {
   pythonPath: string;
   /** `agentls.mcpServers`: sent as `initializationOptions.mcpServers` (applies at start). */
   mcpServers: Record<string, unknown>;
+  webSearch: boolean;
+  /** Tokens; 0: the model's own window (the server's table). */
+  contextWindow: number;
+  /** Share of the window above which the conversation is compacted; 0: never on its own. */
+  autoCompact: number;
+}
+
+export const DEFAULT_AUTO_COMPACT = 0.85;
+
+function number(value: unknown, fallback: number, valid: (n: number) => boolean): number {
+  return typeof value === 'number' && Number.isFinite(value) && valid(value) ? value : fallback;
 }
 
 /** `vscode.WorkspaceConfiguration` has this shape. */
@@ -74,6 +85,9 @@ export function readSettings(config: ConfigurationReader): Settings {
     serverCommand,
     pythonPath: text(config.get('pythonPath')),
     mcpServers: objectOf(config.get('mcpServers')),
+    webSearch: config.get<unknown>('webSearch') === true,
+    contextWindow: Math.floor(number(config.get('contextWindow'), 0, (n) => n === 0 || n >= 1024)),
+    autoCompact: number(config.get('autoCompact'), DEFAULT_AUTO_COMPACT, (n) => n >= 0 && n < 1),
   };
 }
 
@@ -89,9 +103,14 @@ export function initializationOptions(settings: Settings, workspace?: string): I
     approval: settings.approval,
     sandbox: settings.sandbox,
     network: settings.network,
+    webSearch: settings.webSearch,
+    autoCompact: settings.autoCompact,
   };
   if (settings.idleTimeout > 0) {
     options.idleTimeout = settings.idleTimeout;
+  }
+  if (settings.contextWindow > 0) {
+    options.contextWindow = settings.contextWindow;
   }
   if (settings.model !== '') {
     options.model = settings.model;
@@ -137,17 +156,25 @@ export function configurationChange(
   if (next.approval !== previous.approval) {
     change.approval = next.approval;
   }
+  if (next.webSearch !== previous.webSearch) {
+    change.webSearch = next.webSearch;
+  }
   return Object.keys(change).length === 0 ? undefined : { settings: { agentls: change } };
 }
 
-/** Whether the server must be restarted for the change (its command line or start-up options changed). */
+/**
+ * Whether the server must be restarted for the change: its command line, or
+ * a setting it takes only when it starts (the context window, auto-compaction).
+ */
 export function needsRestart(previous: Settings, next: Settings): boolean {
   return (
     previous.pythonPath !== next.pythonPath ||
     previous.serverCommand.join('\u0000') !== next.serverCommand.join('\u0000') ||
     previous.sandbox !== next.sandbox ||
     previous.network !== next.network ||
-    previous.idleTimeout !== next.idleTimeout
+    previous.idleTimeout !== next.idleTimeout ||
+    previous.contextWindow !== next.contextWindow ||
+    previous.autoCompact !== next.autoCompact
   );
 }
 
@@ -158,6 +185,9 @@ export function restartReason(previous: Settings, next: Settings): string {
   }
   if (previous.idleTimeout !== next.idleTimeout) {
     return 'the idle timeout changed';
+  }
+  if (previous.contextWindow !== next.contextWindow || previous.autoCompact !== next.autoCompact) {
+    return 'the context window settings changed';
   }
   return 'the server command changed';
 }

@@ -6,7 +6,7 @@
 
 import * as vscode from 'vscode';
 import type { AgentController } from './controller';
-import { statusText } from './format';
+import { contextSummary, statusText } from './format';
 import type { ServerStatus } from './languageClient';
 import type { ServerCommand } from './serverCommand';
 
@@ -57,8 +57,10 @@ export class AgentStatusBar implements vscode.Disposable {
     const state = this.controller.paneState(name);
     const effort = pane?.effort ?? 'medium';
     const fast = pane?.fastMode ?? false;
-    this.item.text = statusText(name, state, effort, fast);
-    this.item.tooltip = `AgentLS pane ${name}: ${state}. Effort: ${effort}${fast ? ', fast mode' : ''}. Click to show the transcript.`;
+    const context = pane?.transcript.context;
+    this.item.text = statusText(name, state, effort, fast, context);
+    const meter = context !== undefined ? ` ${contextSummary(context).replace(/^c/, 'C')}.` : '';
+    this.item.tooltip = `AgentLS pane ${name}: ${state}. Effort: ${effort}${fast ? ', fast mode' : ''}.${meter} Click to show the transcript.`;
     this.item.backgroundColor = state === 'failed' ? new vscode.ThemeColor('statusBarItem.errorBackground') : undefined;
     this.item.command = 'agentls.showTranscript';
   }

@@ -12,8 +12,13 @@
 
 import type {
   AgentEvent,
+  Citation,
+  CompactionFinishedEvent,
+  CompactionMode,
+  ContextMeter,
   PlanStep,
   Receipt,
+  Source,
   ToolCallStatus,
   TurnResult,
   TurnStatus,
@@ -52,6 +57,8 @@ interface EntryBase {
 export interface MessageEntry extends EntryBase {
   kind: 'message';
   text: string;
+  /** The model refused: `text` is what it said. */
+  refusal?: boolean;
 }
 
 export interface ReasoningEntry extends EntryBase {
@@ -70,6 +77,8 @@ export interface ToolCallEntry extends EntryBase {
   droppedOutput: number;
   status: ToolCallStatus;
   exitCode?: number;
+  /** What a web search used. */
+  sources?: Source[];
 }
 
 export interface SteerEntry extends EntryBase {
@@ -93,7 +102,35 @@ export interface PlanEntry extends EntryBase {
   plan: PlanStep[];
 }
 
-export type Entry = MessageEntry | ReasoningEntry | ToolCallEntry | SteerEntry | RetryEntry | PlanEntry;
+/** What a compaction did (while it runs: only why, and the size before). */
+export interface Compaction {
+  state: 'running' | 'done';
+  reason: string;
+  beforeTokens: number;
+  afterTokens?: number;
+  mode?: CompactionMode;
+  summary?: string;
+}
+
+export interface CompactionEntry extends EntryBase, Compaction {
+  kind: 'compaction';
+}
+
+/** The sources the answer before it cites. */
+export interface CitationsEntry extends EntryBase {
+  kind: 'citations';
+  citations: Citation[];
+}
+
+export type Entry =
+  | MessageEntry
+  | ReasoningEntry
+  | ToolCallEntry
+  | SteerEntry
+  | RetryEntry
+  | PlanEntry
+  | CompactionEntry
+  | CitationsEntry;
 
 type WithoutIds<E> = E extends Entry ? Omit<E, 'id' | 'rev'> : never;
 type NewEntry = WithoutIds<Entry>;
@@ -111,6 +148,8 @@ export interface Turn {
   error?: string;
   usage?: Usage;
   receipt?: Receipt;
+  /** What the model is writing now ("Writing a patch…"), until the call starts. */
+  activity?: string;
 }
 
 export interface Notice {
@@ -122,7 +161,15 @@ export interface Notice {
   level: NoticeLevel;
 }
 
-export type Item = Turn | Notice;
+/** A compaction outside any turn (`agent/compact`): an entry of its own in the transcript. */
+export interface CompactionItem extends Compaction {
+  type: 'compaction';
+  /** `c<counter>` */
+  key: string;
+  rev: number;
+}
+
+export type Item = Turn | Notice | CompactionItem;
 
 export interface Gap {
   channel: string;
@@ -142,6 +189,8 @@ export class Transcript {
   private removedAll = false;
   private nextEntryId = 1;
   private nextNotice = 1;
+  /** How full the context window is, from the last report (undefined: none yet). */
+  context: ContextMeter | undefined;
 
   /** The last seq applied on a channel (0: none yet). */
   lastSeq(channel: string): number {
@@ -229,6 +278,7 @@ export class Transcript {
       case 'message.delta':
       case 'reasoning.delta': {
         const turn = this.ensureTurn(input.turnId);
+        turn.activity = undefined;
         const kind = input.kind === 'message.delta' ? 'message' : 'reasoning';
         const last = turn.entries[turn.entries.length - 1];
         if (last !== undefined && last.kind === kind) {
@@ -241,6 +291,7 @@ export class Transcript {
       }
       case 'tool.started': {
         const turn = this.ensureTurn(input.turnId);
+        turn.activity = undefined;
         this.push(turn, {
           kind: 'tool',
           callId: input.callId,
@@ -272,7 +323,36 @@ export class Transcript {
         if (input.exitCode !== undefined) {
           entry.exitCode = input.exitCode;
         }
+        if (input.sources !== undefined) {
+          entry.sources = input.sources;
+        }
         this.touchEntry(turn, entry);
+        return;
+      }
+      case 'tool.preparing': {
+        const turn = this.ensureTurn(input.turnId);
+        turn.activity = input.title;
+        this.touch(turn);
+        return;
+      }
+      case 'compaction.started':
+      case 'compaction.finished':
+        this.compaction(input);
+        return;
+      case 'message.citations': {
+        const turn = this.ensureTurn(input.turnId);
+        this.push(turn, { kind: 'citations', citations: input.citations });
+        return;
+      }
+      case 'message.refusal': {
+        const turn = this.ensureTurn(input.turnId);
+        const message = this.lastMessage(turn);
+        if (message !== undefined) {
+          message.refusal = true;
+          this.touchEntry(turn, message);
+        } else {
+          this.push(turn, { kind: 'message', text: input.text, refusal: true });
+        }
         return;
       }
       case 'steer.admitted': {
@@ -301,6 +381,7 @@ export class Transcript {
           reasoningTokens: input.reasoningTokens,
           cachedTokens: input.cachedTokens,
         };
+        this.meter(input);
         this.touch(turn);
         return;
       }
@@ -331,6 +412,9 @@ export class Transcript {
         this.finish(this.ensureTurn(input.turnId), input);
         return;
       case 'pane.opened':
+        if (input.promotedFrom === undefined) {
+          this.context = undefined; // a new conversation: the next usage says how full it is
+        }
         if (input.promotedFrom !== undefined) {
           this.notice(`${input.promotedFrom} is now ${input.pane}: the conversation continues here.`, 'info');
         } else if (input.items !== undefined && input.items > 0) {
@@ -388,8 +472,10 @@ export class Transcript {
     turn.status = result.status;
     turn.finalMessage = result.finalMessage;
     turn.error = result.error;
+    turn.activity = undefined;
     if (result.usage !== undefined) {
       turn.usage = result.usage;
+      this.meter(result.usage);
     }
     turn.receipt = result.receipt;
     for (const entry of turn.entries) {
@@ -402,7 +488,8 @@ export class Transcript {
     // final message the server reports wins.
     const final = result.finalMessage;
     if (result.status === 'completed' && final !== '') {
-      const last = turn.entries[turn.entries.length - 1];
+      // The answer's sources come after it: they do not hide it.
+      const last = turn.entries.filter((entry) => entry.kind !== 'citations').at(-1);
       if (last !== undefined && last.kind === 'message') {
         if (last.text !== final) {
           last.text = final;
@@ -413,6 +500,62 @@ export class Transcript {
       }
     }
     this.touch(turn);
+  }
+
+  /** A compaction: an entry of its turn, or (turnId null) an item of its own. */
+  private compaction(input: AgentEvent & { kind: 'compaction.started' | 'compaction.finished' }): void {
+    const turn = input.turnId !== null ? this.ensureTurn(input.turnId) : undefined;
+    const running = (candidate: Compaction): boolean => candidate.state === 'running';
+    let target: Compaction | undefined;
+    if (turn !== undefined) {
+      target = turn.entries.find((entry): entry is CompactionEntry => entry.kind === 'compaction' && running(entry));
+    } else {
+      target = this.items.find((item): item is CompactionItem => item.type === 'compaction' && running(item));
+    }
+    if (input.kind === 'compaction.started' || target === undefined) {
+      const fields: Compaction = {
+        state: 'running',
+        reason: input.kind === 'compaction.started' ? input.reason : 'manual',
+        beforeTokens: input.beforeTokens,
+      };
+      if (turn !== undefined) {
+        target = this.push(turn, { kind: 'compaction', ...fields });
+      } else {
+        const item: CompactionItem = { type: 'compaction', key: `c${this.nextNotice++}`, rev: 0, ...fields };
+        this.items.push(item);
+        target = item;
+      }
+    }
+    if (input.kind === 'compaction.finished') {
+      this.finishCompaction(target, input);
+    }
+    if (turn !== undefined) {
+      this.touchEntry(turn, target as CompactionEntry);
+    } else {
+      this.touch(target as CompactionItem);
+    }
+  }
+
+  private finishCompaction(target: Compaction, input: CompactionFinishedEvent): void {
+    target.state = 'done';
+    target.beforeTokens = input.beforeTokens;
+    target.afterTokens = input.afterTokens;
+    target.mode = input.mode;
+    target.summary = input.summary;
+    if (this.context !== undefined) {
+      this.context = { tokens: input.afterTokens, window: this.context.window };
+    }
+  }
+
+  /** Follow the context meter (usage events and results carry it). */
+  private meter(usage: Partial<Usage>): void {
+    if (usage.contextTokens !== undefined && usage.contextWindow !== undefined) {
+      this.context = { tokens: usage.contextTokens, window: usage.contextWindow };
+    }
+  }
+
+  private lastMessage(turn: Turn): MessageEntry | undefined {
+    return turn.entries.filter((entry): entry is MessageEntry => entry.kind === 'message').at(-1);
   }
 
   private ensureTurn(id: number): Turn {

@@ -1,6 +1,6 @@
 /** Messages between the extension host and a transcript webview. */
 
-import type { Effort } from './protocol';
+import type { ContextMeter, Effort } from './protocol';
 import type { PaneState, TranscriptInput } from './transcript';
 
 export interface ViewState {
@@ -10,6 +10,8 @@ export interface ViewState {
   fastMode: boolean;
   /** The open fork, if any. */
   fork?: string;
+  /** How full the model's context window is (undefined: no report yet). */
+  context?: ContextMeter;
 }
 
 export type HostMessage =

@@ -5,11 +5,18 @@ in the order they were accepted. A turn streams a model response, runs the
 tools it called one after another, and loops until the model answers. Only
 whole steps are committed to the history (a model response together with the
 outputs of its tool calls), so a fork or a cancellation never sees half of one.
+
+Before each model request the agent estimates the request's size; above the
+compaction threshold it compacts the conversation first (``compaction``), and
+a request the model refuses as too long is compacted and sent once more. A
+turn stops by itself after too many model requests, or when the model repeats
+one tool call over and over.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 import logging
 import uuid
 from collections import deque
@@ -19,6 +26,8 @@ from typing import Any
 import anyio
 import anyio.abc
 
+from agentls.agent import compaction, project_docs
+from agentls.agent import instructions as system_prompt
 from agentls.agent import snapshot as snapshots
 from agentls.agent.approval import (
     Allowances,
@@ -29,35 +38,52 @@ from agentls.agent.approval import (
     refused_escalation,
     request_for,
 )
-from agentls.agent.errors import AgentStopped, InvalidRequest, SteerQueueFull, TurnCancelled
+from agentls.agent.context import ContextMeter, fixed_tokens
+from agentls.agent.errors import (
+    AgentBusy,
+    AgentStopped,
+    InvalidRequest,
+    SteerQueueFull,
+    TurnCancelled,
+    TurnStopped,
+)
 from agentls.agent.errors import TurnFailed as TurnFailedError
 from agentls.agent.events import (
     AgentEvent,
+    Citation,
+    Citations,
+    CompactionFinished,
+    CompactionStarted,
     ModelRetry,
     PlanStep,
     PlanUpdated,
     ReasoningDelta,
+    Refusal,
     SteerAdmitted,
     SteerApplied,
     TextDelta,
     ToolFinished,
     ToolOutput,
+    ToolPreparing,
     ToolStarted,
     TurnFinished,
     TurnStarted,
     UsageUpdated,
 )
 from agentls.agent.history import History
-from agentls.agent.instructions import instructions_for, sandbox_instructions
 from agentls.agent.interrupt import InterruptHandle
 from agentls.agent.receipt import AbortedToolCall, Receipt
 from agentls.agent.settings import SettingChange, Settings
 from agentls.agent.stream import EventStream
 from agentls.agent.turn import Turn, TurnOutcome, TurnState
 from agentls.config import AgentConfig
+from agentls.domain import ToolStatus, TurnStatus
 from agentls.model.client import ResponsesClient
 from agentls.model.errors import ModelError
-from agentls.model.types import Item, ModelRequest, Usage
+from agentls.model.items import call_id as item_call_id
+from agentls.model.items import call_output, for_history
+from agentls.model.models import model_info
+from agentls.model.types import ContextSize, Item, ModelRequest, ModelResponse, QuietSink, Usage
 from agentls.redaction import StreamRedactor, redact_secret
 from agentls.text import valid_unicode
 from agentls.tools.background import BackgroundProcess
@@ -72,14 +98,37 @@ log = logging.getLogger(__name__)
 
 ABORTED_OUTPUT = "aborted by user"
 STOPPED_OUTPUT = "Cancelled by the user before it finished."
+WEB_SEARCH_TOOL: dict[str, Any] = {"type": "web_search"}
+# The compaction threshold when ``autoCompact`` is off and the model says the
+# conversation no longer fits: compact to below this share of the window.
+_OVERFLOW_SHARE = 0.85
 
 
 def user_message(text: str) -> Item:
     return {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}
 
 
-def call_output(call_id: str, output: str) -> Item:
-    return {"type": "function_call_output", "call_id": call_id, "output": output}
+def answer(call: ToolCall, output: str, *, failed: bool = False) -> Item:
+    """The output item that answers ``call`` (of whatever kind it is)."""
+    return call_output(call.kind, call.call_id, output, failed=failed)
+
+
+@dataclass(slots=True)
+class CompactionJob:
+    """An ``agent/compact``: run by the owner task between turns."""
+
+    focus: str | None
+    done: anyio.Event = field(default_factory=anyio.Event)
+    outcome: tuple[int, int, str] | None = None
+    error: Exception | None = None
+
+    async def result(self) -> tuple[int, int, str]:
+        """Tokens before and after, and the mode ("summary" or "trim")."""
+        await self.done.wait()
+        if self.error is not None:
+            raise self.error
+        assert self.outcome is not None
+        return self.outcome
 
 
 @dataclass(slots=True)
@@ -122,6 +171,7 @@ class Agent:
         tools: ToolBox | None = None,
         approver: Approver | None = None,
         background: bool = False,
+        project: project_docs.ProjectDocs | None = None,
     ) -> None:
         self._task_group = task_group
         # Nobody watches a background agent (an auxiliary job): its model
@@ -140,7 +190,16 @@ class Agent:
         self._tools = tools.read_only() if background else tools
         self.shell = Shell(task_group, self.workspace.root, config.sandbox, config.tools)
         self._calls: dict[str, _RunningCall] = {}
-        self._instructions = instructions_for(self.workspace.root)
+        # The session's environment and project instructions (read when it
+        # starts and again after each compaction).
+        self._environment = system_prompt.Environment.here(self.workspace.root)
+        self.project = project if project is not None else project_docs.load(self.workspace.root)
+        self._instructions: tuple[system_prompt.Policy, str] | None = None
+        # What confines commands, as last learnt (``refresh_policy``).
+        self._sandbox = (False, True, False)
+        self.meter = ContextMeter()
+        self._jobs: deque[CompactionJob] = deque()
+        self._job_scope: anyio.CancelScope | None = None
         self.interrupt = InterruptHandle()
         self.session_id = uuid.uuid4().hex
         self.events = EventStream()
@@ -181,7 +240,108 @@ class Agent:
 
     @property
     def busy(self) -> bool:
-        return self._current is not None or bool(self._queue)
+        return (
+            self._current is not None
+            or bool(self._queue)
+            or bool(self._jobs)
+            or self._job_scope is not None
+        )
+
+    # --- the context window ------------------------------------------------------
+
+    @property
+    def context_window(self) -> int:
+        return self.config.context_window or model_info(self._model.config.model).context_window
+
+    async def refresh_policy(self) -> None:
+        """Learn what confines commands now (the sandbox may have failed to
+        start), for the next request's instructions."""
+        sandbox = await self.shell.state()
+        self._sandbox = (sandbox.active, sandbox.writable, self.config.sandbox.network)
+
+    def instructions(self) -> str:
+        """The system instructions for the policy in force now."""
+        sandboxed, writable, network = self._sandbox
+        policy = system_prompt.Policy(self.settings.approval, sandboxed, writable, network)
+        cached = self._instructions
+        if cached is None or cached[0] != policy:
+            text = system_prompt.build(self._environment, policy, self.project)
+            cached = self._instructions = (policy, text)
+        return cached[1]
+
+    def tool_specs(self) -> list[dict[str, Any]]:
+        specs = self._tools.specs
+        return [*specs, WEB_SEARCH_TOOL] if self.settings.web_search else specs
+
+    def fixed_tokens(self) -> int:
+        """The estimate of what every request carries besides the conversation."""
+        return fixed_tokens(self.instructions(), self.tool_specs())
+
+    def context_size(self) -> ContextSize:
+        """How full the window is: the estimated size of the next request."""
+        tokens = self.meter.estimate(self._history.items(), self.fixed_tokens())
+        return ContextSize(tokens, self.context_window)
+
+    def request(self, *, tool_choice: str = "auto") -> ModelRequest:
+        """The next model request: the whole conversation and the settings in force."""
+        return ModelRequest(
+            input=self._history.items(),
+            tools=self.tool_specs(),
+            instructions=self.instructions(),
+            effort=self.settings.effort,
+            fast_mode=self.settings.fast_mode,
+            background=self.background,
+            cache_key=self.session_id,
+            tool_choice=tool_choice,
+        )
+
+    def compact(self, focus: str | None = None) -> CompactionJob:
+        """Queue a compaction of the conversation (the agent must be idle; a
+        prompt accepted meanwhile runs after it). Raises AgentBusy when a turn
+        is in flight."""
+        self._check_running()
+        if self.busy:
+            raise AgentBusy()
+        job = CompactionJob(focus)
+        self._jobs.append(job)
+        self._wakeup.set()
+        return job
+
+    async def run_compaction(
+        self, reason: str, turn_id: int | None, sink: Any, focus: str | None = None
+    ) -> tuple[int, int, str, Usage]:
+        """Compact the conversation (on the owner task, between steps)."""
+        before = self.context_size().tokens
+        if not len(self._history):
+            return before, before, "trim", Usage()
+        self._emit(CompactionStarted(turn_id=turn_id, reason=reason, before_tokens=before))
+        window = self.context_window
+        share = self.config.auto_compact if self.config.auto_compact > 0 else _OVERFLOW_SHARE
+        budget = compaction.Budget(window, int(window * share), self.meter.offset)
+        summariser = compaction.Summariser(self._model, self.request(), _RetryOnlySink(sink))
+        result = await compaction.compact(
+            self._history.items(),
+            fixed=self.fixed_tokens(),
+            budget=budget,
+            summarise=summariser,
+            focus=focus,
+        )
+        self._history.replace(result.items)
+        self.meter.reset()
+        self.project = project_docs.load(self.workspace.root)
+        self._instructions = None
+        after = self.context_size().tokens
+        log.info("compacted the conversation (%s): %d -> %d tokens", result.mode, before, after)
+        self._emit(
+            CompactionFinished(
+                turn_id=turn_id,
+                before_tokens=before,
+                after_tokens=after,
+                mode=result.mode,
+                summary=result.summary,
+            )
+        )
+        return before, after, result.mode, result.usage
 
     async def cancel_tool(self, call_id: str) -> tuple[bool, int]:
         """Stop one running tool call (``agent/cancelTool``): its processes are
@@ -233,12 +393,15 @@ class Agent:
         """A new agent with this conversation up to its last committed step
         and the same settings. The two share their history segments."""
         self._check_running()
-        return self._sibling(self._history.fork(), background)
+        return self._sibling(self._history.fork(), background, self.project)
 
     def spawn(self, *, background: bool = False) -> Agent:
-        """A clean sibling: no history; same configuration, workspace and settings."""
+        """A clean sibling: no history; same configuration, workspace and settings.
+
+        A new session (not background) reads the project instructions again;
+        an auxiliary job shares this session's (no disk reads on its way)."""
         self._check_running()
-        return self._sibling(History(), background)
+        return self._sibling(History(), background, self.project if background else None)
 
     async def shutdown(self) -> None:
         """Cancel every turn, wait for their clean-up, stop. Idempotent."""
@@ -250,6 +413,8 @@ class Agent:
             if self._current is not None:
                 self._current.cancel_requested = True
                 self._current.token.cancel()
+            if self._job_scope is not None:
+                self._job_scope.cancel()
             self._wakeup.set()
         await self._stopped.wait()
 
@@ -259,7 +424,12 @@ class Agent:
         if self._stopping:
             raise AgentStopped()
 
-    def _sibling(self, history: History, background: bool) -> Agent:
+    def _sibling(
+        self,
+        history: History,
+        background: bool,
+        project: project_docs.ProjectDocs | None = None,
+    ) -> Agent:
         return Agent(
             self._task_group,
             self._model,
@@ -269,6 +439,7 @@ class Agent:
             tools=self._tools,
             approver=self._approver,
             background=background,
+            project=project,
         )
 
     def _emit(self, event: AgentEvent) -> None:
@@ -285,11 +456,14 @@ class Agent:
     async def _own(self) -> None:
         try:
             while True:
-                while not self._queue:
+                while not self._queue and not self._jobs:
                     if self._stopping:
                         return
                     self._wakeup = anyio.Event()
                     await self._wakeup.wait()
+                if self._jobs:
+                    await self._run_job(self._jobs.popleft())
+                    continue
                 turn = self._queue.popleft()
                 self._current = turn
                 await self._drive(turn)
@@ -301,11 +475,32 @@ class Agent:
                 turn.resolve(error=AgentStopped())
                 if turn.state is not TurnState.FINISHED:
                     turn.end("failed")
+            for job in self._jobs:
+                job.error = AgentStopped()
+                job.done.set()
             # The pane's background processes and its sandbox go with it.
             with anyio.CancelScope(shield=True), anyio.move_on_after(10):
                 await self.shell.close()
             self.events.close()
             self._stopped.set()
+
+    async def _run_job(self, job: CompactionJob) -> None:
+        """An ``agent/compact``, run between turns on the owner task."""
+        with anyio.CancelScope() as scope:
+            self._job_scope = scope
+            try:
+                before, after, mode, _ = await self.run_compaction(
+                    "manual", None, QuietSink(), job.focus
+                )
+                job.outcome = (before, after, mode)
+            except Exception as exc:
+                log.warning("compaction failed: %s", exc)
+                job.error = exc
+            finally:
+                self._job_scope = None
+        if scope.cancelled_caught:
+            job.error = AgentStopped()
+        job.done.set()
 
     async def _drive(self, turn: Turn) -> None:
         if turn.cancel_requested:
@@ -325,7 +520,7 @@ class Agent:
             remove = turn.token.on_cancel(scope.cancel)
             try:
                 final = await run.execute()
-            except ModelError as exc:
+            except (ModelError, TurnStopped) as exc:
                 error = str(exc)
                 log.warning("turn %s failed: %s", turn.id, error)
             except Exception as exc:
@@ -336,27 +531,45 @@ class Agent:
         if scope.cancelled_caught and final is None and error is None:
             with anyio.CancelScope(shield=True):
                 receipt = await run.abandon()
-            turn.resolve(error=TurnCancelled(receipt))
-            self._emit(
-                TurnFinished(turn_id=turn.id, status="cancelled", usage=run.usage, receipt=receipt)
-            )
-            turn.end("cancelled", receipt)
+            self._conclude(turn, run, "cancelled", receipt=receipt)
         elif error is not None:
             run.keep_pending_steers()
-            turn.resolve(error=TurnFailedError(error))
-            self._emit(TurnFinished(turn_id=turn.id, status="failed", error=error, usage=run.usage))
-            turn.end("failed")
+            self._conclude(turn, run, "failed", error=error)
         else:
             assert final is not None
-            outcome = TurnOutcome(turn.id, final, run.usage)
-            turn.resolve(outcome)
-            self._emit(
-                TurnFinished(
-                    turn_id=turn.id, status="completed", final_message=final, usage=run.usage
-                )
-            )
-            turn.end("completed")
+            self._conclude(turn, run, "completed", final=final)
         self.interrupt.rearm()
+
+    def _conclude(
+        self,
+        turn: Turn,
+        run: _TurnRun,
+        status: TurnStatus,
+        *,
+        final: str = "",
+        error: str | None = None,
+        receipt: Receipt | None = None,
+    ) -> None:
+        """Resolve the turn's handle, report its end, and mark it ended."""
+        turn.usage, turn.context = run.usage, self.context_size()
+        if status == "completed":
+            turn.resolve(TurnOutcome(turn.id, final, run.usage, turn.context))
+        elif receipt is not None:
+            turn.resolve(error=TurnCancelled(receipt))
+        else:
+            turn.resolve(error=TurnFailedError(error or "the turn failed"))
+        self._emit(
+            TurnFinished(
+                turn_id=turn.id,
+                status=status,
+                final_message=final,
+                error=error,
+                usage=run.usage,
+                receipt=receipt,
+                context=turn.context,
+            )
+        )
+        turn.end(status, receipt)
 
 
 class _TurnRun:
@@ -368,6 +581,12 @@ class _TurnRun:
         self.usage = Usage()
         self.processes = ProcessScope()
         self.step: _Step | None = None
+        # The guard against a model that loops: its last call and how often in a row.
+        self._last_call: str | None = None
+        self._repeats = 0
+        # The conversation's length right after this turn last compacted it:
+        # nothing added since means compacting again cannot help.
+        self._compacted_at: int | None = None
 
     # StreamSink: what the model streams is shown, never kept.
     def text_delta(self, text: str) -> None:
@@ -375,6 +594,37 @@ class _TurnRun:
 
     def reasoning_delta(self, text: str) -> None:
         self.agent.events.send_text(ReasoningDelta, self.turn.id, text)
+
+    def call_progress(self, tool: str, chars: int) -> None:
+        self.agent._emit(
+            ToolPreparing(turn_id=self.turn.id, tool=tool, title=_preparing(tool), chars=chars)
+        )
+
+    def hosted_call(self, item: Item) -> None:
+        """A web search the model server ran: shown like a tool call, with its sources."""
+        agent, turn_id = self.agent, self.turn.id
+        raw = item.get("action")
+        action: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        query = str(action.get("query") or action.get("url") or action.get("pattern") or "")
+        call_id = str(item.get("id") or item.get("call_id") or "web_search")
+        sources = _sources(action)
+        title = f"Searched the web: {query}" if query else "Searched the web"
+        agent._emit(
+            ToolStarted(
+                turn_id=turn_id,
+                call_id=call_id,
+                tool="web_search",
+                title=title,
+                arguments={"query": query} if query else {},
+            )
+        )
+        if sources:
+            lines = [s["url"] + (f" — {s['title']}" if s.get("title") else "") for s in sources]
+            agent.events.send_text(ToolOutput, turn_id, "\n".join(lines) + "\n", call_id)
+        status: ToolStatus = (
+            "failed" if item.get("status") in ("failed", "incomplete") else "completed"
+        )
+        agent._emit(ToolFinished(turn_id=turn_id, call_id=call_id, status=status, sources=sources))
 
     def retrying(self, attempt: int, max_attempts: int, delay: float, reason: str) -> None:
         log.info(
@@ -398,37 +648,120 @@ class _TurnRun:
     async def execute(self) -> str:
         agent, turn, history = self.agent, self.turn, self.agent._history
         history.commit([user_message(turn.prompt)])
+        requests = 0
         while True:
             self._apply_steers()
-            sandbox = await agent.shell.state()
-            in_force = sandbox_instructions(
-                sandbox.active,
-                sandbox.writable,
-                agent.config.sandbox.network,
-                agent.settings.approval,
-            )
-            request = ModelRequest(
-                input=history.items(),
-                tools=agent._tools.specs,
-                instructions=f"{agent._instructions}\n{in_force}\n",
-                effort=agent.settings.effort,
-                fast_mode=agent.settings.fast_mode,
-                background=agent.background,
-            )
-            response = await agent._model.stream(request, self)
-            self.usage = self.usage + response.usage
-            agent._emit(UsageUpdated(turn_id=turn.id, usage=self.usage))
-            calls = [parse_call(item) for item in response.function_calls]
+            await self._fit_context()
+            requests += 1
+            if requests > agent.config.max_requests_per_turn:
+                raise TurnStopped(
+                    f"Stopped: this turn reached {agent.config.max_requests_per_turn} model "
+                    "requests (the limit, maxRequestsPerTurn). Ask again to go on from here."
+                )
+            response, kept = await self._respond()
+            self._show_citations(response)
+            calls = [
+                agent._tools.route(parse_call(item), agent.workspace)
+                for item in response.client_calls
+            ]
             if not calls:
-                history.commit(response.items)
+                history.commit(kept)
                 if turn.steers:
                     continue  # the model answered before it saw them: let it see them
+                if response.refusal:
+                    agent._emit(Refusal(turn_id=turn.id, text=response.refusal))
                 return response.text
-            self.step = _Step(list(response.items), calls)
-            for call in calls:
-                await self._run_tool(call)
+            self.step = _Step(kept, calls)
+            stopped = self._loop_guard(calls)
+            for index, call in enumerate(calls):
+                if stopped is not None and index >= stopped[0]:
+                    self.step.outputs.append(answer(call, stopped[1], failed=True))
+                else:
+                    await self._run_tool(call)
             history.commit([*self.step.response_items, *self.step.outputs])
             self.step = None
+            if stopped is not None:
+                raise TurnStopped(stopped[1])
+
+    async def _respond(self) -> tuple[ModelResponse, list[Item]]:
+        """One model request, and the items of its response the conversation
+        keeps: compacted and sent once more if the model says the
+        conversation does not fit its window."""
+        agent = self.agent
+        compacted = False
+        while True:
+            await agent.refresh_policy()
+            request = agent.request()
+            fixed = agent.fixed_tokens()
+            try:
+                response = await agent._model.stream(request, self)
+            except ModelError as exc:
+                if exc.kind != "context_length":
+                    raise
+                if compacted:
+                    raise ModelError(
+                        "context_length",
+                        f"{exc} — the conversation still does not fit the model's context "
+                        "window after compacting it; start a new session",
+                    ) from None
+                compacted = True
+                await self._compact("overflow")
+                continue
+            self.usage = self.usage + response.usage
+            agent.meter.reported(response.usage.input_tokens, request.input, fixed)
+            kept = [item for item in map(for_history, response.items) if item is not None]
+            tokens = agent.meter.estimate(agent._history.items(), fixed, kept)
+            context = ContextSize(tokens, agent.context_window)
+            agent._emit(UsageUpdated(turn_id=self.turn.id, usage=self.usage, context=context))
+            return response, kept
+
+    async def _fit_context(self) -> None:
+        """Compact first if the next request would cross the threshold."""
+        agent = self.agent
+        share = agent.config.auto_compact
+        if share <= 0 or self._compacted_at == len(agent._history):
+            return
+        if agent.context_size().tokens > agent.context_window * share:
+            await self._compact("auto")
+
+    async def _compact(self, reason: str) -> None:
+        *_, usage = await self.agent.run_compaction(reason, self.turn.id, self)
+        self.usage = self.usage + usage
+        self._compacted_at = len(self.agent._history)
+
+    def _loop_guard(self, calls: list[ToolCall]) -> tuple[int, str] | None:
+        """The first call that repeats the model's last call once too often,
+        and the output that says why it was not run (None: all may run)."""
+        limit = self.agent.config.max_repeated_calls
+        for index, call in enumerate(calls):
+            signature = json.dumps([call.kind, call.name, call.arguments], sort_keys=True)
+            self._repeats = self._repeats + 1 if signature == self._last_call else 1
+            self._last_call = signature
+            if limit > 0 and self._repeats >= limit:
+                return index, (
+                    f"Stopped: the model called {call.name} with the same arguments "
+                    f"{self._repeats} times in a row, so the turn was stopped before it loops "
+                    "on. Say how to go on."
+                )
+        return None
+
+    def _show_citations(self, response: ModelResponse) -> None:
+        citations = [
+            Citation(
+                url=str(note["url"]),
+                title=note.get("title"),
+                start_index=note.get("start_index"),
+                end_index=note.get("end_index"),
+            )
+            for item in response.items
+            if item.get("type") == "message"
+            for part in item.get("content") or ()
+            if isinstance(part, dict)
+            for note in part.get("annotations") or ()
+            if isinstance(note, dict) and note.get("type") == "url_citation" and note.get("url")
+        ]
+        if citations:
+            self.agent._emit(Citations(turn_id=self.turn.id, citations=citations))
 
     def _apply_steers(self) -> None:
         turn = self.turn
@@ -502,7 +835,7 @@ class _TurnRun:
         if rest:
             agent.events.send_text(ToolOutput, turn.id, rest, call.call_id)
         output = redact_secret(result.output, secret)
-        step.outputs.append(call_output(call.call_id, output))
+        step.outputs.append(answer(call, output, failed=result.status == "failed"))
         step.running = None
         agent._emit(
             ToolFinished(
@@ -560,11 +893,11 @@ class _TurnRun:
         aborted: list[AbortedToolCall] = []
         step = self.step
         if step is not None:
-            answered = {item["call_id"] for item in step.outputs}
+            answered = {item_call_id(item) for item in step.outputs}
             for call in step.calls:
                 if call.call_id in answered:
                     continue
-                step.outputs.append(call_output(call.call_id, ABORTED_OUTPUT))
+                step.outputs.append(answer(call, ABORTED_OUTPUT, failed=True))
                 aborted.append(AbortedToolCall(call.call_id, call.name))
                 if call is step.running:
                     self.agent._emit(
@@ -579,3 +912,40 @@ class _TurnRun:
             killed_processes=killed,
             surviving_processes=surviving,
         )
+
+
+class _RetryOnlySink(QuietSink):
+    """What a compaction's summary request shows: only that it is retried."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    def retrying(self, attempt: int, max_attempts: int, delay: float, reason: str) -> None:
+        self._inner.retrying(attempt, max_attempts, delay, reason)
+
+
+def _preparing(tool: str) -> str:
+    """What the user reads while the model writes a call of ``tool``."""
+    if tool in ("apply_patch", "apply_patch_call"):
+        return "Writing a patch…"
+    if tool in ("exec_command", "shell_call", "local_shell_call"):
+        return "Writing a command…"
+    if tool == "web_search_call":
+        return "Searching the web…"
+    if tool == "update_plan":
+        return "Updating the plan…"
+    return f"Preparing {tool}…"
+
+
+def _sources(action: dict[str, Any]) -> list[dict[str, str]]:
+    """The pages a web search used (``action.sources`` of ``type: "url"``)."""
+    found: list[dict[str, str]] = []
+    for source in action.get("sources") or ():
+        if isinstance(source, dict) and isinstance(source.get("url"), str):
+            entry = {"url": source["url"]}
+            if isinstance(source.get("title"), str):
+                entry["title"] = source["title"]
+            found.append(entry)
+    if not found and isinstance(action.get("url"), str):
+        found.append({"url": action["url"]})
+    return found

@@ -28,6 +28,20 @@ class AgentStopped(AgentError):
         super().__init__(message)
 
 
+class AgentBusy(AgentError):
+    """The command needs an idle agent, and a turn is in flight."""
+
+    def __init__(self, message: str = "a turn is in flight; wait for it to finish") -> None:
+        super().__init__(message)
+
+
+class TurnStopped(AgentError):
+    """A guard stopped the turn (too many model requests, a looping model).
+
+    The message says why, for the user.
+    """
+
+
 class TurnNotSteerable(AgentError):
     """Only a running turn takes a steer."""
 

@@ -11,7 +11,7 @@ from typing import Any, ClassVar, Literal
 
 from agentls.agent.receipt import Receipt
 from agentls.domain import ToolStatus, TurnStatus
-from agentls.model.types import Usage
+from agentls.model.types import ContextSize, Usage
 
 
 @dataclass(slots=True, kw_only=True)
@@ -61,6 +61,19 @@ class ToolFinished(AgentEvent):
     call_id: str
     status: ToolStatus
     exit_code: int | None = None
+    # What a web search found: [{"url", "title"?}].
+    sources: list[dict[str, str]] | None = None
+
+
+@dataclass(slots=True, kw_only=True)
+class ToolPreparing(AgentEvent):
+    """The model is writing a tool call (its arguments stream in): progress
+    rather than silence while a long patch is written."""
+
+    kind: ClassVar[str] = "tool.preparing"
+    tool: str
+    title: str
+    chars: int = 0
 
 
 @dataclass(slots=True, kw_only=True)
@@ -81,6 +94,51 @@ class UsageUpdated(AgentEvent):
 
     kind: ClassVar[str] = "usage"
     usage: Usage
+    # How full the context window is now (the next request's estimated size).
+    context: ContextSize | None = None
+
+
+@dataclass(slots=True, kw_only=True)
+class CompactionStarted(AgentEvent):
+    """The conversation is being compacted: ``reason`` is "auto" (it crossed
+    the threshold), "overflow" (the model said it no longer fits) or "manual"."""
+
+    kind: ClassVar[str] = "compaction.started"
+    reason: str
+    before_tokens: int
+
+
+@dataclass(slots=True, kw_only=True)
+class CompactionFinished(AgentEvent):
+    kind: ClassVar[str] = "compaction.finished"
+    before_tokens: int
+    after_tokens: int
+    mode: str
+    summary: str | None = None
+
+
+@dataclass(slots=True, kw_only=True)
+class Citation:
+    url: str
+    title: str | None = None
+    start_index: int | None = None
+    end_index: int | None = None
+
+
+@dataclass(slots=True, kw_only=True)
+class Citations(AgentEvent):
+    """The sources the answer cites (``url_citation`` annotations), in order."""
+
+    kind: ClassVar[str] = "message.citations"
+    citations: list[Citation] = field(default_factory=list)
+
+
+@dataclass(slots=True, kw_only=True)
+class Refusal(AgentEvent):
+    """The model refused; ``text`` is what it said (also the turn's answer)."""
+
+    kind: ClassVar[str] = "message.refusal"
+    text: str
 
 
 @dataclass(slots=True, kw_only=True)
@@ -116,3 +174,4 @@ class TurnFinished(AgentEvent):
     error: str | None = None
     usage: Usage = field(default_factory=Usage)
     receipt: Receipt | None = None
+    context: ContextSize | None = None

@@ -2,8 +2,8 @@
 
 One mechanism for all of them: a ``SettingChange`` names the setting and its
 new value, ``Settings.change`` checks the value and applies it. Each takes
-effect from the agent's next model request (effort, fast mode) or tool call
-(approval).
+effect from the agent's next model request (effort, fast mode, web search) or
+tool call (approval).
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ _PARSERS: dict[SettingName, Callable[[object], Any]] = {
     "effort": parse_effort,
     "fast_mode": parse_flag,
     "approval": parse_approval,
+    "web_search": parse_flag,
 }
 
 
@@ -53,6 +54,8 @@ class Settings:
     effort: Effort = DEFAULT_EFFORT
     fast_mode: bool = False
     approval: Approval = DEFAULT_APPROVAL
+    # Offer the model the Responses API's hosted web search.
+    web_search: bool = False
 
     def change(self, change: SettingChange) -> None:
         """Apply one change; raises ConfigError (and changes nothing) for a bad value."""

@@ -19,7 +19,7 @@ from agentls.agent.errors import (
 from agentls.agent.interrupt import CancelToken
 from agentls.agent.receipt import Receipt
 from agentls.domain import TurnStatus
-from agentls.model.types import Usage
+from agentls.model.types import ContextSize, Usage
 
 if TYPE_CHECKING:
     from agentls.agent.agent import Agent
@@ -38,6 +38,7 @@ class TurnOutcome:
     turn_id: int
     final_message: str
     usage: Usage
+    context: ContextSize | None = None
 
 
 class Turn:
@@ -57,6 +58,9 @@ class Turn:
         self.cancel_requested = False
         self.status: TurnStatus | None = None
         self.receipt: Receipt | None = None
+        # The turn's token usage and how full the context window was at its end.
+        self.usage = Usage()
+        self.context: ContextSize | None = None
         self._outcome: TurnOutcome | None = None
         self._error: Exception | None = None
         self._resolved = anyio.Event()

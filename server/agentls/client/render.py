@@ -32,6 +32,9 @@ class TerminalRenderer:
         self._at_line_start = True
         self._tool_lines: dict[str, int] = {}
         self._in_reasoning = False
+        # The last context meter reading: (tokens, window).
+        self.context: tuple[int, int] | None = None
+        self._citations: list[dict[str, Any]] = []
 
     def paint(self, code: str, text: str) -> str:
         return f"{code}{text}{RESET}" if self.color else text
@@ -108,8 +111,42 @@ class TerminalRenderer:
                 self.err.write(f"  {marks.get(step['status'], '[?]')} {step['step']}\n")
         elif kind == "model.retry":
             self.err.write(self.paint(YELLOW, f"model: {event['reason']}; retrying") + "\n")
+        elif kind == "usage":
+            self._meter(event)
+        elif kind == "tool.preparing":
+            self._status = event["title"]
+        elif kind == "compaction.started":
+            self._end_reasoning()
+            self._line(self.out)
+            self.err.write(self.paint(DIM, "⟳ compacting the conversation…") + "\n")
+        elif kind == "compaction.finished":
+            self.err.write(
+                self.paint(
+                    DIM,
+                    f"⟳ context compacted: {tokens(event['beforeTokens'])} → "
+                    f"{tokens(event['afterTokens'])} tokens ({event['mode']})",
+                )
+                + "\n"
+            )
+        elif kind == "message.citations":
+            self._citations.extend(event["citations"])
+        elif kind == "message.refusal":
+            self._line(self.out)
+            self.err.write(self.paint(YELLOW, "(the model refused)") + "\n")
         self.err.flush()
         self._draw_status()
+
+    def _meter(self, source: dict[str, Any]) -> None:
+        if "contextTokens" in source and "contextWindow" in source:
+            self.context = (int(source["contextTokens"]), int(source["contextWindow"]))
+
+    def meter_text(self) -> str:
+        """``context 12.3k of 272k (5%)``, or "" before the first reading."""
+        if self.context is None:
+            return ""
+        used, window = self.context
+        share = round(100 * used / window) if window else 0
+        return f"context {tokens(used)} of {tokens(window)} ({share}%)"
 
     def _end_reasoning(self) -> None:
         if self._in_reasoning:
@@ -127,14 +164,21 @@ class TerminalRenderer:
         self._end_reasoning()
         self._line(self.out)
         status = result["status"]
+        usage = result.get("usage") or {}
+        self._meter(usage)
+        if self._citations:
+            self.err.write(self.paint(BOLD, "sources:") + "\n")
+            for number, source in enumerate(self._citations, 1):
+                title = f"{source['title']} — " if source.get("title") else ""
+                self.err.write(f"  [{number}] {title}{source['url']}\n")
         if status == "completed":
-            usage = result.get("usage") or {}
+            meter = self.meter_text()
             self.err.write(
                 self.paint(
                     DIM,
                     (
                         f"— done · {usage.get('inputTokens', 0)} tokens in, "
-                        f"{usage.get('outputTokens', 0)} out"
+                        f"{usage.get('outputTokens', 0)} out" + (f" · {meter}" if meter else "")
                     )
                     + "\n",
                 )
@@ -158,3 +202,14 @@ class TerminalRenderer:
                 self.paint(RED, f"— failed: {result.get('error', 'unknown error')}") + "\n"
             )
         self.err.flush()
+
+
+def tokens(count: int) -> str:
+    """A token count the way people read it: 950, 12.3k, 272k, 1.0M."""
+    if count < 1000:
+        return str(count)
+    if count < 100_000:
+        return f"{count / 1000:.1f}k"
+    if count < 1_000_000:
+        return f"{count // 1000}k"
+    return f"{count / 1_000_000:.1f}M"

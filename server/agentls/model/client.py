@@ -11,6 +11,7 @@ it up in the background after start-up instead of paying for it before
 from __future__ import annotations
 
 import email.utils
+import logging
 import random
 import threading
 import time
@@ -20,14 +21,19 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from agentls.config import ModelConfig
+from agentls.model import failures
 from agentls.model.errors import ModelError
-from agentls.model.stream import batched, read_response
+from agentls.model.items import without_id
+from agentls.model.models import model_info, nearest_effort
+from agentls.model.stream import batched, read_response, sse_lines
 from agentls.model.types import ModelRequest, ModelResponse, StreamSink
 from agentls.redaction import redact
 
 if TYPE_CHECKING:
     import httpx2
     import openai
+
+log = logging.getLogger(__name__)
 
 _import_lock = threading.Lock()
 
@@ -44,22 +50,80 @@ def warm_up() -> None:
         import openai.resources.responses  # noqa: F401
 
 
-def build_body(request: ModelRequest, model: str) -> dict[str, Any]:
-    """The request body of protocol.md's "The model side" (minus ``stream``)."""
+def build_body(
+    request: ModelRequest, model: str, dropped: frozenset[str] = frozenset()
+) -> dict[str, Any]:
+    """The request body of protocol.md's "The model side" (minus ``stream``).
+
+    ``dropped``: parameters the server refused, left out from now on.
+    """
+    info = model_info(model)
+    tools = list(request.tools)
+    include: list[str] = []
+    if any(tool.get("type") == "web_search" for tool in tools):
+        include.append("web_search_call.action.sources")
     body: dict[str, Any] = {
         "model": model,
         "instructions": request.instructions,
-        "input": list(request.input),
-        "tools": list(request.tools),
-        "tool_choice": "auto",
+        "input": [without_id(item) for item in request.input],
+        "tools": tools,
+        "tool_choice": request.tool_choice,
         "parallel_tool_calls": False,
-        "reasoning": {"effort": request.effort, "summary": "auto"},
         "store": False,
-        "include": ["reasoning.encrypted_content"],
     }
+    effort = nearest_effort(request.effort, info.efforts) if info.reasoning else None
+    if info.reasoning:
+        reasoning: dict[str, Any] = {"summary": "auto"}
+        if effort is not None:
+            reasoning["effort"] = effort
+        body["reasoning"] = reasoning
+        include.append("reasoning.encrypted_content")
+    if include:
+        body["include"] = include
+    if request.cache_key:
+        body["prompt_cache_key"] = request.cache_key
     if request.fast_mode:
         body["service_tier"] = "priority"
+    for param in dropped:
+        _drop(body, param)
     return body
+
+
+# Parameters a request can do without: when a server refuses one of them
+# (400, naming it in ``error.param``), it is left out and the request retried.
+DROPPABLE = frozenset(
+    {
+        "reasoning",
+        "reasoning.summary",
+        "reasoning.effort",
+        "include",
+        "prompt_cache_key",
+        "service_tier",
+        "parallel_tool_calls",
+        "tool_choice",
+    }
+)
+
+
+def droppable(param: str | None) -> str | None:
+    """The parameter to leave out for a refusal naming ``param`` (None: not ours to drop)."""
+    if param is None:
+        return None
+    # ``include[0]`` -> ``include``: the list goes as a whole.
+    name = param.split("[", 1)[0]
+    return name if name in DROPPABLE else None
+
+
+def _drop(body: dict[str, Any], param: str) -> None:
+    head, _, rest = param.partition(".")
+    if not rest:
+        body.pop(head, None)
+        return
+    inner = body.get(head)
+    if isinstance(inner, dict):
+        inner.pop(rest, None)
+        if not inner:
+            body.pop(head, None)
 
 
 class ResponsesClient:
@@ -74,6 +138,8 @@ class ResponsesClient:
         self._built_for: ModelConfig | None = None
         self._retired: list[openai.AsyncOpenAI] = []
         self._lock = threading.Lock()
+        # Parameters the server refused (by model): never sent again to it.
+        self._dropped: dict[str, frozenset[str]] = {}
 
     def prepare(self) -> openai.AsyncOpenAI | None:
         """Import the SDK and build its client (thread-safe; a no-op once done).
@@ -147,36 +213,60 @@ class ResponsesClient:
         for client in clients:
             await client.close()
 
+    def dropped(self) -> frozenset[str]:
+        """The parameters left out of requests to the current model."""
+        return self._dropped.get(self.config.model, frozenset())
+
     async def stream(self, request: ModelRequest, sink: StreamSink) -> ModelResponse:
         """Stream one response, retrying transient failures with backoff.
 
         Nothing of a failed attempt is kept, so a retry after a broken stream
         is safe; ``sink.retrying`` tells the listener to drop what it showed.
+        A parameter the server refuses (an unverified organisation's
+        ``reasoning.summary``, a model that does not reason) is left out and
+        the request sent again at once: once per parameter, remembered for
+        the rest of the session, said to the user once.
         """
-        body = build_body(request, self.config.model)
+        model = self.config.model
+        body = build_body(request, model, self.dropped())
         attempts = max(1, self.config.max_attempts)
-        for attempt in range(1, attempts + 1):
+        attempt = 1
+        while True:
             try:
                 return await self._attempt(body, sink, background=request.background)
             except ModelError as raw:
                 error = self._redacted(raw)
-                if not error.retryable or attempt == attempts:
+                param = droppable(error.param) if error.kind == "unsupported" else None
+                if param is not None and param not in self.dropped():
+                    self._dropped[model] = self.dropped() | {param}
+                    log.warning(
+                        "the model server refused the %s parameter (%s); agentls leaves it "
+                        "out of every request to %s from now on",
+                        param,
+                        error,
+                        model,
+                    )
+                    body = build_body(request, model, self.dropped())
+                    continue
+                if not error.retryable or attempt >= attempts:
                     if attempt > 1:
                         raise ModelError(
-                            error.kind, f"{error} (gave up after {attempt} attempts)"
+                            error.kind,
+                            f"{error} (gave up after {attempt} attempts)",
+                            param=error.param,
                         ) from None
                     raise error from None
                 delay = self._backoff(attempt, error.retry_after)
                 sink.retrying(attempt, attempts, delay, str(error))
                 await anyio.sleep(delay)
-        raise AssertionError("unreachable")  # pragma: no cover
+                attempt += 1
 
     def _redacted(self, error: ModelError) -> ModelError:
         # Servers quote (masked parts of) a rejected key back; none of it may reach the user.
         text = redact(str(error), self.config.api_key)
         if text == str(error):
             return error
-        return ModelError(error.kind, text, retry_after=error.retry_after)
+        return ModelError(error.kind, text, retry_after=error.retry_after, param=error.param)
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
@@ -200,7 +290,7 @@ class ResponsesClient:
             async with client.responses.with_streaming_response.create(
                 model=model, stream=True, extra_body=rest
             ) as response:
-                lines = response.http_response.aiter_lines()
+                lines = sse_lines(response.http_response.aiter_bytes())
                 if background:
                     lines = batched(lines, BACKGROUND_PAUSE)
                 result = await read_response(lines, sink)
@@ -236,6 +326,22 @@ class ResponsesClient:
     def _status_error(self, exc: openai.APIStatusError) -> ModelError:
         status = exc.status_code
         detail = _api_message(exc)
+        error = _api_error(exc)
+        known = failures.classify(error.get("code"), detail, error.get("param"))
+        if known is not None and known.kind not in ("quota", "context_length", "unsupported"):
+            known = None  # the status decides the others (and carries retry-after)
+        if known is not None:
+            if known.kind == "unsupported":
+                return ModelError(
+                    "unsupported",
+                    f"the model server refused the request ({status}): {known}",
+                    param=known.param,
+                )
+            if known.kind == "context_length":
+                return ModelError(
+                    "context_length", f"the model server refused the request ({status}): {known}"
+                )
+            return known
         if status in (401, 403):
             return ModelError(
                 "auth",
@@ -243,10 +349,8 @@ class ResponsesClient:
                 "Check OPENAI_API_KEY (and OPENAI_BASE_URL if you use another server).",
             )
         if status == 429:
-            return ModelError(
-                "rate_limit",
-                f"rate limited by the model server (429): {detail}",
-                retry_after=_retry_after(exc),
+            return failures.rate_limited(
+                f"rate limited by the model server (429): {detail}", detail, _retry_after(exc)
             )
         if status >= 500 or status in (408, 409):
             return ModelError(
@@ -261,8 +365,19 @@ class ResponsesClient:
                 f"Check the model name ({self.config.model!r}) and the base URL.",
             )
         return ModelError(
-            "invalid_request", f"the model server refused the request ({status}): {detail}"
+            "invalid_request",
+            f"the model server refused the request ({status}): {detail}",
+            param=error.get("param") if isinstance(error.get("param"), str) else None,
         )
+
+
+def _api_error(exc: Any) -> dict[str, Any]:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        if isinstance(error, dict):
+            return error
+    return {}
 
 
 def _api_message(exc: Any) -> str:

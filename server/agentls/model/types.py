@@ -44,6 +44,15 @@ class Usage:
 
 
 @dataclass(frozen=True, slots=True)
+class ContextSize:
+    """How full the model's context window is: the size of the conversation the
+    next request will send (as estimated) and the window itself, in tokens."""
+
+    tokens: int
+    window: int
+
+
+@dataclass(frozen=True, slots=True)
 class ModelRequest:
     """One call to the model: the whole conversation plus the turn's settings."""
 
@@ -54,6 +63,10 @@ class ModelRequest:
     fast_mode: bool
     # Nobody watches the stream (an auxiliary job): it may be read in batches.
     background: bool = False
+    # ``prompt_cache_key``: requests of one session share their cached prefix.
+    cache_key: str | None = None
+    # "none" for a request that must answer in words (a compaction's summary).
+    tool_choice: str = "auto"
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,20 +78,40 @@ class ModelResponse:
     response_id: str | None = None
 
     @property
-    def function_calls(self) -> list[Item]:
-        return [item for item in self.items if item.get("type") == "function_call"]
+    def client_calls(self) -> list[Item]:
+        """The calls we must answer (function, custom tool and built-in calls)."""
+        return [item for item in self.items if item.get("type") in CLIENT_CALL_TYPES]
 
     @property
     def text(self) -> str:
-        """The assistant's visible text in this response."""
-        parts: list[str] = []
-        for item in self.items:
-            if item.get("type") != "message":
-                continue
-            for content in item.get("content") or ():
-                if content.get("type") == "output_text":
-                    parts.append(str(content.get("text", "")))
-        return "".join(parts)
+        """The assistant's visible text in this response (a refusal included)."""
+        return "".join(message_text(item) for item in self.items)
+
+    @property
+    def refusal(self) -> str:
+        """What the model refused with, if it refused."""
+        return "".join(message_text(item, ("refusal",)) for item in self.items)
+
+
+# Call items the client answers, each with the output item type that answers it.
+CLIENT_CALL_TYPES: dict[str, str] = {
+    "function_call": "function_call_output",
+    "custom_tool_call": "custom_tool_call_output",
+    "shell_call": "shell_call_output",
+    "local_shell_call": "local_shell_call_output",
+    "apply_patch_call": "apply_patch_call_output",
+}
+
+
+def message_text(item: Item, kinds: tuple[str, ...] = ("output_text", "refusal")) -> str:
+    """The text of an assistant message item (of the given content kinds)."""
+    if item.get("type") != "message":
+        return ""
+    parts: list[str] = []
+    for content in item.get("content") or ():
+        if isinstance(content, dict) and content.get("type") in kinds:
+            parts.append(str(content.get("text") or content.get("refusal") or ""))
+    return "".join(parts)
 
 
 class StreamSink(Protocol):
@@ -89,3 +122,28 @@ class StreamSink(Protocol):
     def reasoning_delta(self, text: str) -> None: ...
 
     def retrying(self, attempt: int, max_attempts: int, delay: float, reason: str) -> None: ...
+
+    def call_progress(self, tool: str, chars: int) -> None:
+        """The model is writing a call of ``tool`` (``chars`` of it so far)."""
+
+    def hosted_call(self, item: Item) -> None:
+        """A call the model server ran itself (a web search) has finished."""
+
+
+class QuietSink:
+    """A sink that shows nothing (a compaction's summary, tests)."""
+
+    def text_delta(self, text: str) -> None:
+        pass
+
+    def reasoning_delta(self, text: str) -> None:
+        pass
+
+    def retrying(self, attempt: int, max_attempts: int, delay: float, reason: str) -> None:
+        pass
+
+    def call_progress(self, tool: str, chars: int) -> None:
+        pass
+
+    def hosted_call(self, item: Item) -> None:
+        pass

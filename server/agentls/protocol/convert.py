@@ -11,19 +11,23 @@ from typing import Any
 
 from agentls.agent import events as ev
 from agentls.agent.receipt import Receipt
-from agentls.model.types import Usage
+from agentls.model.types import ContextSize, Usage
 from agentls.worker.messages import TurnFinished
 
 JSON = dict[str, Any]
 
 
-def usage(value: Usage) -> JSON:
-    return {
+def usage(value: Usage, context: ContextSize | None = None) -> JSON:
+    result: JSON = {
         "inputTokens": value.input_tokens,
         "outputTokens": value.output_tokens,
         "reasoningTokens": value.reasoning_tokens,
         "cachedTokens": value.cached_tokens,
     }
+    if context is not None:
+        result["contextTokens"] = context.tokens
+        result["contextWindow"] = context.window
+    return result
 
 
 def receipt(value: Receipt) -> JSON:
@@ -37,6 +41,17 @@ def receipt(value: Receipt) -> JSON:
     }
 
 
+def citation(value: ev.Citation) -> JSON:
+    result: JSON = {"url": value.url}
+    if value.title is not None:
+        result["title"] = value.title
+    if value.start_index is not None:
+        result["startIndex"] = value.start_index
+    if value.end_index is not None:
+        result["endIndex"] = value.end_index
+    return result
+
+
 def turn_result(
     pane: str,
     turn_id: int,
@@ -45,6 +60,7 @@ def turn_result(
     error: str | None,
     turn_usage: Usage | None,
     turn_receipt: Receipt | None,
+    context: ContextSize | None = None,
 ) -> JSON:
     result: JSON = {
         "pane": pane,
@@ -55,7 +71,7 @@ def turn_result(
     if error is not None:
         result["error"] = error
     if turn_usage is not None:
-        result["usage"] = usage(turn_usage)
+        result["usage"] = usage(turn_usage, context)
     if turn_receipt is not None:
         result["receipt"] = receipt(turn_receipt)
     return result
@@ -74,6 +90,7 @@ def finished_result(finished: TurnFinished) -> JSON:
         error,
         finished.usage,
         finished.receipt,
+        finished.context,
     )
 
 
@@ -97,9 +114,28 @@ def event_payload(event: ev.AgentEvent) -> JSON:
             payload: JSON = {"callId": event.call_id, "status": event.status}
             if event.exit_code is not None:
                 payload["exitCode"] = event.exit_code
+            if event.sources is not None:
+                payload["sources"] = event.sources
             return payload
         case ev.UsageUpdated():
-            return usage(event.usage)
+            return usage(event.usage, event.context)
+        case ev.ToolPreparing():
+            return {"tool": event.tool, "title": event.title, "chars": event.chars}
+        case ev.CompactionStarted():
+            return {"reason": event.reason, "beforeTokens": event.before_tokens}
+        case ev.CompactionFinished():
+            payload = {
+                "beforeTokens": event.before_tokens,
+                "afterTokens": event.after_tokens,
+                "mode": event.mode,
+            }
+            if event.summary is not None:
+                payload["summary"] = event.summary
+            return payload
+        case ev.Citations():
+            return {"citations": [citation(c) for c in event.citations]}
+        case ev.Refusal():
+            return {"text": event.text}
         case ev.ModelRetry():
             return {
                 "attempt": event.attempt,
@@ -117,7 +153,7 @@ def event_payload(event: ev.AgentEvent) -> JSON:
                 "status": event.status,
                 "finalMessage": event.final_message,
                 **({"error": event.error} if event.error is not None else {}),
-                "usage": usage(event.usage),
+                "usage": usage(event.usage, event.context),
                 **({"receipt": receipt(event.receipt)} if event.receipt is not None else {}),
             }
     raise TypeError(f"no wire form for {type(event).__name__}")

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from agentls.domain import EFFORTS
+from agentls.model.models import model_info
 
 PROTOCOL_VERSION = 2
 MAX_FORKS = 1
@@ -29,6 +30,8 @@ PROCESSES = "agent/processes"
 MCP_SERVERS = "agent/mcpServers"
 MCP_RESTART = "agent/mcpRestart"
 MCP_REVOKE = "agent/mcpRevoke"
+COMPACT = "agent/compact"
+INSTRUCTIONS = "agent/instructions"
 EVENT = "agent/event"
 REQUEST_APPROVAL = "agent/requestApproval"
 
@@ -61,6 +64,8 @@ METHODS: tuple[Method, ...] = (
     Method(MCP_SERVERS, "client→server", "request", "McpServersParams"),
     Method(MCP_RESTART, "client→server", "request", "McpRestartParams"),
     Method(MCP_REVOKE, "client→server", "request", "McpRevokeParams"),
+    Method(COMPACT, "client→server", "request", "CompactParams"),
+    Method(INSTRUCTIONS, "client→server", "request", "InstructionsParams"),
     Method(EVENT, "server→client", "notification"),
     Method(REQUEST_APPROVAL, "server→client", "request"),
 )
@@ -86,6 +91,11 @@ EVENT_KINDS = (
     "pane.closed",
     "model.retry",
     "plan.updated",
+    "tool.preparing",
+    "compaction.started",
+    "compaction.finished",
+    "message.citations",
+    "message.refusal",
 )
 
 
@@ -99,12 +109,20 @@ def params_type(name: str) -> type:
     return cls
 
 
-def capabilities() -> dict[str, object]:
-    """``capabilities.experimental.agentls`` of the ``initialize`` result."""
-    return {
+def capabilities(model: str | None = None, context_window: int | None = None) -> dict[str, object]:
+    """``capabilities.experimental.agentls`` of the ``initialize`` result: the
+    efforts and the context window are those of ``model`` (the configured one)."""
+    info = model_info(model) if model else None
+    result: dict[str, object] = {
         "protocolVersion": PROTOCOL_VERSION,
         "maxForks": MAX_FORKS,
-        "efforts": list(EFFORTS),
+        "efforts": list(info.efforts if info else EFFORTS),
         "methods": list(CLIENT_REQUESTS),
         "eventKinds": list(EVENT_KINDS),
     }
+    if model:
+        result["model"] = model
+    window = context_window or (info.context_window if info else None)
+    if window:
+        result["contextWindow"] = window
+    return result

@@ -140,3 +140,15 @@ class McpRestartParams:
 class McpRevokeParams:
     # None: every server of the project's .mcp.json.
     name: str | None = None
+
+
+@attrs.define(frozen=True)
+class CompactParams:
+    pane: str = "main"
+    # What the summary should keep in particular ("the failing test").
+    focus: str | None = None
+
+
+@attrs.define(frozen=True)
+class InstructionsParams:
+    pane: str = "main"

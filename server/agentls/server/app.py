@@ -13,6 +13,7 @@ import asyncio
 import itertools
 import json
 import logging
+import os
 import threading
 from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from pygls.protocol import LanguageServerProtocol, default_converter
 from pygls.protocol.language_server import lsp_method
 
 from agentls import __version__
+from agentls.domain import DEFAULT_MODEL
 from agentls.protocol import errors, methods
 from agentls.protocol.converter import camel, parse
 from agentls.protocol.options import InitializationOptions
@@ -302,7 +304,10 @@ class AgentProtocol(LanguageServerProtocol):
         # has this answer (``initialized``), so that answering initialize pays
         # only for pygls itself.
         server.configured = (options, root)
-        result.capabilities.experimental = {"agentls": methods.capabilities()}
+        model = options.model or os.environ.get("AGENTLS_MODEL") or DEFAULT_MODEL
+        result.capabilities.experimental = {
+            "agentls": methods.capabilities(model, options.context_window)
+        }
         return result
 
     @lsp_method(lsp.EXIT)

@@ -113,7 +113,18 @@ class Connection:
         if options.idle_timeout is not None:
             model = replace(model, idle_timeout=float(options.idle_timeout))
         sandbox = SandboxPolicy(mode=options.sandbox, network=options.network)
-        self.config = AgentConfig(workspace=root, model=model, tools=ToolConfig(), sandbox=sandbox)
+        limits: dict[str, Any] = {
+            "context_window": options.context_window,
+            "auto_compact": options.auto_compact,
+            "max_requests_per_turn": options.max_requests_per_turn,
+        }
+        self.config = AgentConfig(
+            workspace=root,
+            model=model,
+            tools=ToolConfig(),
+            sandbox=sandbox,
+            **{key: value for key, value in limits.items() if value is not None},
+        )
         log.info(
             "workspace %s; model %s at %s", root, model.model, model.base_url or "api.openai.com"
         )
@@ -122,6 +133,7 @@ class Connection:
             effort=parse_effort(options.effort) if options.effort else "medium",
             fast_mode=bool(options.fast_mode),
             approval=options.approval,
+            web_search=bool(options.web_search),
         )
         assert self._group is not None
         # MCP servers start in the background; their tools join the tool box

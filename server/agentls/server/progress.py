@@ -65,7 +65,13 @@ class TurnProgress:
 def describe(event: ev.AgentEvent) -> str | None:
     """What the agent is doing now, in a few words, or None to keep the last message."""
     match event:
-        case ev.TurnStarted() | ev.ReasoningDelta() | ev.ToolFinished() | ev.SteerApplied():
+        case (
+            ev.TurnStarted()
+            | ev.ReasoningDelta()
+            | ev.ToolFinished()
+            | ev.SteerApplied()
+            | ev.CompactionFinished()
+        ):
             return THINKING
         case ev.TextDelta():
             return WRITING
@@ -76,6 +82,10 @@ def describe(event: ev.AgentEvent) -> str | None:
                 f"Model unavailable, retrying in {event.delay:.0f} s "
                 f"(attempt {event.attempt + 1} of {event.max_attempts})"
             )
+        case ev.ToolPreparing():
+            return event.title
+        case ev.CompactionStarted():
+            return "Compacting the conversation…"
         case ev.PlanUpdated():
             current = next((s.step for s in event.plan if s.status == "in_progress"), None)
             return f"Plan: {shorten(current, 60)}" if current else None

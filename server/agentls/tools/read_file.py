@@ -24,7 +24,8 @@ class ReadFile(FunctionTool):
     read_only = True
     description = (
         "Read a text file in the workspace. Returns numbered lines (`N<TAB>text`), "
-        "starting at `offset` (1-based, default 1), at most `limit` lines (default 2000)."
+        "starting at `offset` (1-based, default 1), at most `limit` lines (at most 256 "
+        "lines or 32 KiB per call; the output says where to read on)."
     )
     properties = {
         "path": {"type": "string", "description": "File path, relative to the workspace."},
@@ -40,7 +41,8 @@ class ReadFile(FunctionTool):
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         path = get_str(args, "path") or ""
         offset = get_int(args, "offset", minimum=1) or 1
-        limit = get_int(args, "limit", minimum=1) or ctx.config.read_file_default_limit
+        most = ctx.config.read_file_max_lines
+        limit = min(get_int(args, "limit", minimum=1) or most, most)
         real = ctx.workspace.resolve(path)
         if real.is_dir():
             raise ToolArgumentError(f"{ctx.workspace.relative(real)!r} is a directory")
@@ -60,12 +62,18 @@ class ReadFile(FunctionTool):
             )
         end = min(len(lines), offset - 1 + limit)
         width = ctx.config.read_file_max_line_chars
-        shown = []
+        room = ctx.config.read_file_max_bytes
+        shown: list[str] = []
         for number in range(offset, end + 1):
             line = lines[number - 1]
             if len(line) > width:
                 line = line[:width] + f"… [{len(line) - width} more characters]"
-            shown.append(f"{number}\t{line}")
+            entry = f"{number}\t{line}"
+            room -= len(entry.encode("utf-8")) + 1
+            if room < 0 and shown:
+                end = number - 1  # the byte bound: the rest on the next call
+                break
+            shown.append(entry)
         if end < len(lines):
             shown.append(f"… {len(lines) - end} more lines; read on with offset={end + 1}")
         return ToolResult(output="\n".join(shown))

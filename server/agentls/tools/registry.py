@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from agentls.tools.base import Tool, ToolArgumentError, ToolContext, ToolResult
@@ -19,20 +20,39 @@ from agentls.tools.workspace import PathOutsideWorkspace, Workspace
 log = logging.getLogger(__name__)
 
 
+# Calls of built-in tools the Responses API has and we never offer: answered
+# with an output that says so (an unanswered call fails every later request).
+BUILT_IN_CALLS = {
+    "shell_call": "the built-in shell tool is not available here: use exec_command",
+    "local_shell_call": "the built-in local shell tool is not available here: use exec_command",
+    "apply_patch_call": "the built-in apply_patch tool is not available here: use the "
+    "apply_patch function tool",
+}
+
+
 @dataclass(frozen=True, slots=True)
 class ToolCall:
-    """A function call the model made, parsed as far as it parses."""
+    """A call the model made, parsed as far as it parses."""
 
     call_id: str
     name: str
     arguments: dict[str, Any]
     # Why the arguments could not be used, if they could not.
     problem: str | None = None
+    # The call item's type: "function_call", "custom_tool_call" (freeform
+    # input) or one of BUILT_IN_CALLS.
+    kind: str = "function_call"
 
 
 def parse_call(item: dict[str, Any]) -> ToolCall:
+    kind = str(item.get("type") or "function_call")
     call_id = str(item.get("call_id") or item.get("id") or "")
+    if kind in BUILT_IN_CALLS:
+        details: dict[str, Any] = {key: item[key] for key in ("action", "operation") if key in item}
+        return ToolCall(call_id, kind, details, kind=kind)
     name = str(item.get("name") or "")
+    if kind == "custom_tool_call":
+        return ToolCall(call_id, name, {"input": str(item.get("input") or "")}, kind=kind)
     raw = item.get("arguments") or "{}"
     try:
         arguments = json.loads(raw) if isinstance(raw, str) else raw
@@ -51,6 +71,39 @@ class ToolSource(Protocol):
     def version(self) -> int: ...
 
     def tools(self) -> Sequence[Tool]: ...
+
+
+# ``apply_patch <<'EOF' … EOF`` typed as a command (Codex-trained models do),
+# optionally after ``cd DIR &&``.
+_HEREDOC = re.compile(
+    r"\A\s*(?:cd\s+(?P<cd>[^\s;&|]+)\s*&&\s*)?(?:apply_patch|applypatch)\s+<<-?\s*"
+    r"(?P<q>['\"]?)(?P<tag>\w+)(?P=q)[ \t]*\n(?P<body>.*?)\n[ \t]*(?P=tag)\s*\Z",
+    re.S,
+)
+# The argument a freeform (custom tool) call's text input stands for.
+_FREEFORM = {"apply_patch": "patch", "exec_command": "cmd"}
+_PATCH_PATHS = re.compile(r"^(\*\*\* (?:Add File|Delete File|Update File|Move to): )(.+)$", re.M)
+
+
+def _patch_in_command(call: ToolCall, workspace: Workspace) -> ToolCall | None:
+    """The apply_patch call a heredoc command stands for, or None."""
+    cmd = call.arguments.get("cmd")
+    if call.problem or not isinstance(cmd, str) or "apply" not in cmd:
+        return None
+    match = _HEREDOC.match(cmd)
+    if match is None:
+        return None
+    patch = match.group("body")
+    workdir = call.arguments.get("workdir")
+    try:
+        base = workspace.resolve(workdir if isinstance(workdir, str) and workdir else ".")
+        folder = workspace.relative(workspace.resolve(base / (match.group("cd") or ".")))
+    except (PathOutsideWorkspace, ValueError):
+        return None  # not ours to rewrite: the shell says what is wrong
+    if folder != ".":
+        # The patch's paths are relative to where the command would have run.
+        patch = _PATCH_PATHS.sub(lambda m: f"{m.group(1)}{folder}/{m.group(2)}", patch)
+    return replace(call, name="apply_patch", arguments={"patch": patch})
 
 
 class ToolBox:
@@ -111,7 +164,23 @@ class ToolBox:
             tool = self._extra_tools.get(name)
         return tool
 
+    def route(self, call: ToolCall, workspace: Workspace) -> ToolCall:
+        """The call as it will run (and as approval sees it): a freeform call
+        of one of our tools gets its one free-text argument (the patch, the
+        command); ``apply_patch <<'EOF'`` typed into exec_command is applied
+        by the patch tool, not run by the shell."""
+        if call.kind == "custom_tool_call" and call.name in _FREEFORM and not call.problem:
+            text = call.arguments.get("input", "")
+            call = replace(call, arguments={_FREEFORM[call.name]: text})
+        if call.name == "exec_command" and "apply_patch" in self._tools:
+            routed = _patch_in_command(call, workspace)
+            if routed is not None:
+                return routed
+        return call
+
     def title(self, call: ToolCall, workspace: Workspace) -> str:
+        if call.kind in BUILT_IN_CALLS:
+            return f"Unavailable tool: {call.kind}"
         tool = self.get(call.name)
         if tool is None or call.problem:
             return f"Calling {call.name or 'an unnamed tool'}"
@@ -121,7 +190,11 @@ class ToolBox:
             return f"Calling {call.name}"
 
     async def run(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
+        if call.kind in BUILT_IN_CALLS:
+            return ToolResult.error(f"{BUILT_IN_CALLS[call.kind]}.")
         tool = self.get(call.name)
+        if tool is not None and call.kind == "custom_tool_call" and call.name not in _FREEFORM:
+            return ToolResult.error(f"{call.name} takes JSON arguments, not freeform input")
         if tool is None:
             known = ", ".join(sorted([*self._tools, *self._extra_tools]))
             return ToolResult.error(f"unknown tool {call.name!r}; available tools: {known}")

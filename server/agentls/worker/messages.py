@@ -18,7 +18,7 @@ from agentls.agent.receipt import Receipt
 from agentls.agent.settings import SettingChange
 from agentls.agent.stream import EventStream
 from agentls.domain import FailureKind, TurnStatus
-from agentls.model.types import Usage
+from agentls.model.types import ContextSize, Usage
 
 PaneId = str
 MAIN: PaneId = "main"
@@ -190,6 +190,15 @@ class CancelTool:
     reply: Completion[ToolCancelled | Failure] | None = None
 
 
+@dataclass(slots=True)
+class Compact:
+    """Compact the pane's conversation now; the pane must be idle."""
+
+    pane: PaneId
+    focus: str | None = None
+    reply: Completion[Compacted | Failure] | None = None
+
+
 Command = (
     Submit
     | Auxiliary
@@ -201,6 +210,7 @@ Command = (
     | OpenFork
     | ClosePane
     | CancelTool
+    | Compact
 )
 
 
@@ -226,6 +236,7 @@ class TurnFinished:
     usage: Usage = field(default_factory=Usage)
     receipt: Receipt | None = None
     rejected: Failure | None = None
+    context: ContextSize | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -310,6 +321,14 @@ class ToolCancelled:
     call_id: str
     cancelled: bool
     killed_processes: int
+
+
+@dataclass(frozen=True, slots=True)
+class Compacted:
+    pane: PaneId
+    before_tokens: int
+    after_tokens: int
+    mode: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 from agentls.agent.agent import Agent
 from agentls.agent.errors import (
+    AgentBusy,
     AgentError,
     AgentStopped,
     InvalidRequest,
@@ -35,6 +36,7 @@ from agentls.agent.interrupt import CancelToken
 from agentls.agent.receipt import Receipt
 from agentls.agent.turn import Turn, TurnControl, TurnOutcome
 from agentls.config import ConfigError
+from agentls.model.types import Usage
 from agentls.worker.messages import (
     MAIN,
     STOPPING,
@@ -47,6 +49,8 @@ from agentls.worker.messages import (
     ChangeSetting,
     ClosePane,
     Command,
+    Compact,
+    Compacted,
     Completion,
     Failure,
     ForkFailed,
@@ -228,6 +232,8 @@ class PaneWorker:
                 # other commands need not wait for it.
                 assert self._turn_group is not None
                 self._turn_group.start_soon(self._cancel_tool, command)
+            case Compact():
+                self._compact(command)
 
     def _refuse(self, command: Command, failure: Failure = STOPPING) -> None:
         """Answer a command that will not be carried out: nothing is silently dropped."""
@@ -252,6 +258,8 @@ class PaneWorker:
             case NewSession():
                 _answer(command.reply, failure)
             case CancelTool():
+                _answer(command.reply, failure)
+            case Compact():
                 _answer(command.reply, failure)
 
     def _reject(self, command: Submit, failure: Failure) -> None:
@@ -348,9 +356,15 @@ class PaneWorker:
             if isolated is not None:
                 with anyio.CancelScope(shield=True):
                     await isolated.shutdown()
-        self._finish(active, result, by_scope)
+        self._finish(active, result, by_scope, turn)
 
-    def _finish(self, active: _ActiveTurn, result: TurnOutcome | Exception, by_scope: bool) -> None:
+    def _finish(
+        self,
+        active: _ActiveTurn,
+        result: TurnOutcome | Exception,
+        by_scope: bool,
+        turn: Turn | None = None,
+    ) -> None:
         self._turns.pop((active.pane, active.id), None)
         expected = self._stopping or active.cancelled or by_scope
         if active.job is not None:
@@ -361,6 +375,9 @@ class PaneWorker:
             else:
                 active.job.completion.set(AuxiliaryFailed(Failure("internal", str(result))))
             return
+        # What the turn used, and how full the window was when it ended.
+        usage = turn.usage if turn is not None else Usage()
+        context = turn.context if turn is not None else None
         if isinstance(result, TurnOutcome):
             event = TurnFinished(
                 active.pane,
@@ -369,6 +386,7 @@ class PaneWorker:
                 "completed",
                 result.final_message,
                 result.usage,
+                context=result.context,
             )
         elif isinstance(result, TurnCancelled):
             event = TurnFinished(
@@ -376,10 +394,14 @@ class PaneWorker:
                 active.id,
                 None if expected else str(result),
                 "cancelled",
+                usage=usage,
                 receipt=result.receipt,
+                context=context,
             )
         else:
-            event = TurnFinished(active.pane, active.id, str(result), "failed")
+            event = TurnFinished(
+                active.pane, active.id, str(result), "failed", usage=usage, context=context
+            )
         self._emit(event)
 
     def _steer(self, command: Steer) -> None:
@@ -593,6 +615,32 @@ class PaneWorker:
         self._emit(started)
         _answer(command.reply, started)
 
+    def _compact(self, command: Compact) -> None:
+        """Compact the pane's conversation, answering when it is done (the
+        pane's lane goes on meanwhile: a submit queues behind the compaction)."""
+        agent = self._agents.get(command.pane)
+        if agent is None:
+            _answer(command.reply, pane_unavailable(command.pane))
+            return
+        try:
+            job = agent.compact(command.focus)
+        except AgentError as exc:
+            _answer(command.reply, _failure(exc, command.pane))
+            return
+
+        async def wait() -> None:
+            try:
+                before, after, mode = await job.result()
+            except AgentError as exc:
+                _answer(command.reply, _failure(exc, command.pane))
+            except Exception as exc:  # the model failed: the message says why
+                _answer(command.reply, Failure("internal", str(exc), command.pane))
+            else:
+                _answer(command.reply, Compacted(command.pane, before, after, mode))
+
+        assert self._turn_group is not None
+        self._turn_group.start_soon(wait)
+
     # --- shutdown ------------------------------------------------------------------------
 
     async def _stop_everything(self) -> str | None:
@@ -633,6 +681,8 @@ def _failure(exc: Exception, pane: PaneId) -> Failure:
             return Failure("invalid", str(exc), pane)
         case SteerQueueFull():
             return Failure("refused", str(exc), pane)
+        case AgentBusy():
+            return Failure("pane_busy", f"pane {pane!r} has a turn in flight: {exc}", pane)
     return Failure("internal", str(exc), pane)
 
 

@@ -104,6 +104,12 @@ M.specs = {
     end,
     { nargs = 0, desc = "Start a new conversation in the pane" },
   },
+  AgentCompact = {
+    function(o)
+      agent().compact({ focus = o.args })
+    end,
+    { nargs = "*", desc = "Compact the conversation (the arguments: what the summary should keep)" },
+  },
   AgentToggle = {
     function(o)
       agent().toggle({ pane = o.args ~= "" and o.args or nil })

@@ -36,6 +36,13 @@ M.defaults = {
   -- headers = { … } }. Sent as initializationOptions.mcpServers; the server
   -- also reads ~/.config/agentls/mcp.json and the project's .mcp.json.
   mcp_servers = nil, --- @type table<string, table>|nil
+  -- Offer the model OpenAI's hosted web search (nil: the server's default, off).
+  web_search = nil, --- @type boolean|nil
+  -- The model's context window in tokens (nil: the server knows OpenAI's models).
+  context_window = nil, --- @type integer|nil
+  -- Compact when the next request would fill more than this share of the
+  -- window; 0 turns it off (nil: the server's default, 0.85).
+  auto_compact = nil, --- @type number|nil
   -- One server per workspace root. Each entry is a marker name or a list of
   -- names of equal priority; the first entry that finds a root wins; else the
   -- current directory.
@@ -66,6 +73,7 @@ M.defaults = {
     effort = "<leader>at",
     fast = "<leader>aF",
     new = "<leader>an",
+    compact = "<leader>ak",
     toggle = "<leader>ao",
     transcript_cancel = "<C-c>", -- in a transcript buffer
     transcript_stop_tool = "x", -- in a transcript buffer, on a running command: stop just it
@@ -167,6 +175,17 @@ local schema = {
       if type(name) ~= "string" or type(server) ~= "table" then
         return "a table of NAME = { command = …, args = {…} } or { type = 'http', url = … }"
       end
+    end
+  end,
+  web_search = boolean,
+  context_window = function(v)
+    if type(v) ~= "number" or v < 1024 or v % 1 ~= 0 then
+      return "a whole number of tokens, at least 1024"
+    end
+  end,
+  auto_compact = function(v)
+    if type(v) ~= "number" or v < 0 or v >= 1 then
+      return "a number from 0 (off) to below 1"
     end
   end,
   root_markers = function(v)
@@ -339,6 +358,9 @@ function M.init_options(root, settings, opts)
   init.network = opts.network
   init.idleTimeout = opts.idle_timeout
   init.mcpServers = M.mcp_servers(opts.mcp_servers)
+  init.webSearch = opts.web_search
+  init.contextWindow = opts.context_window
+  init.autoCompact = opts.auto_compact
   return init
 end
 

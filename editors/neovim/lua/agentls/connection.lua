@@ -109,6 +109,13 @@ function M.get(root, create)
   return conn
 end
 
+--- The connection of the current buffer's workspace, if it exists (for
+--- statusline components: never creates one).
+--- @return agentls.Connection|nil
+function M.current()
+  return M.get(M.root_of(api.nvim_get_current_buf()), false)
+end
+
 --- The connection and pane a command in `bufnr` is about: a transcript's own
 --- pane, else "main" of the buffer's workspace.
 --- @return agentls.Connection, string
@@ -407,6 +414,9 @@ function Connection:on_event(ev)
   end
   local pane = self:pane(ev.pane, true)
   self:check_seq(pane, ev.seq)
+  if require("agentls.context").on_event(self, pane, ev) then
+    return
+  end
   local turn_id = tonumber(nn(ev.turnId))
   if kind == "turn.started" then
     return self:turn_started(pane, turn_id, nn(ev.prompt) or "")

@@ -109,6 +109,25 @@ local function check_sandbox()
   end
 end
 
+--- Which AGENTS.md files a session of this workspace follows.
+local function check_instructions(rpc)
+  rpc.notify("initialized", vim.empty_dict())
+  local answer
+  rpc.request("agent/instructions", { pane = "main" }, function(err, result)
+    answer = { err = err, result = result }
+  end)
+  vim.wait(TIMEOUT, function()
+    return answer ~= nil
+  end, 20)
+  if not answer then
+    health.warn("the server did not answer agent/instructions")
+  elseif answer.err then
+    health.warn("agent/instructions failed: " .. util.describe_error(answer.err))
+  else
+    health.ok(require("agentls.context").instructions_text(util.nn(answer.result) or {}))
+  end
+end
+
 --- Starts a throwaway server over stdio (not a vim.lsp client: nothing shows
 --- up in :LspInfo), sends initialize, checks the answer, shuts it down.
 local function check_initialize(cmd)
@@ -176,14 +195,19 @@ local function check_initialize(cmd)
         )
       )
     else
+      local window = tonumber(util.nn(agent.contextWindow))
+      local efforts = util.nn(agent.efforts) or {}
       health.ok(
-        ("%s answered initialize in %d ms: protocol version %d, efforts %s"):format(
+        ("%s answered initialize in %d ms: protocol version %d, model %s, efforts %s%s"):format(
           name,
           ms,
           util.PROTOCOL_VERSION,
-          table.concat(util.nn(agent.efforts) or {}, ", ")
+          tostring(util.nn(agent.model) or "?"),
+          #efforts > 0 and table.concat(efforts, ", ") or "none (it does not reason)",
+          window and (", context window " .. require("agentls.context").tokens(window)) or ""
         )
       )
+      check_instructions(rpc)
     end
   end
   rpc.request("shutdown", nil, function()

@@ -172,6 +172,10 @@ end
 function M.effort(effort)
   local conn, pane = target()
   local efforts = M.efforts()
+  if #efforts == 0 then
+    util.notify("the model does not reason: it takes no effort")
+    return
+  end
   if not effort or effort == "" then
     vim.ui.select(efforts, { prompt = "Effort: " }, function(choice)
       if choice then
@@ -236,6 +240,31 @@ end
 --- The statusline component (see :h agentls-statusline).
 function M.statusline()
   return require("agentls.progress").statusline()
+end
+
+--- The context meter component: `ctx 12%` (see :h agentls-statusline).
+function M.context()
+  return require("agentls.context").statusline()
+end
+
+--- Compact the pane's conversation now (it must be idle); `focus` says what
+--- the summary should keep in particular. Without `focus`, asks for one
+--- (an empty answer: nothing in particular).
+--- @param opts? {focus?: string, pane?: string}
+function M.compact(opts)
+  opts = opts or {}
+  local conn, pane = target()
+  pane = opts.pane or pane
+  local context = require("agentls.context")
+  if opts.focus ~= nil then
+    context.compact(conn, pane, opts.focus)
+    return
+  end
+  vim.ui.input({ prompt = "Compact; keep in particular (Enter: nothing): " }, function(text)
+    if text ~= nil then
+      context.compact(conn, pane, text)
+    end
+  end)
 end
 
 --- A snapshot of the current workspace's connection: panes, running turns, settings.

@@ -21,6 +21,7 @@ M.actions = {
   effort = { "AgentEffort", { n = call("effort") }, "Agent: set the effort" },
   fast = { "AgentFast", { n = call("fast") }, "Agent: toggle fast mode" },
   new = { "AgentNew", { n = call("new_session") }, "Agent: new conversation" },
+  compact = { "AgentCompact", { n = call("compact") }, "Agent: compact the conversation" },
   toggle = { "AgentToggle", { n = call("toggle") }, "Agent: show/hide the transcript" },
 }
 

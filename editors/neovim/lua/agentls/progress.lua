@@ -94,8 +94,7 @@ function M.statusline()
     return ""
   end
   local opts = config.options.statusline
-  local root = connection.root_of(vim.api.nvim_get_current_buf())
-  local conn = connection.get(root, false)
+  local conn = connection.current()
   if not conn then
     return opts.idle
   end

@@ -584,7 +584,12 @@ local function usage_text(usage)
   if type(usage) ~= "table" or not usage.inputTokens or (usage.inputTokens == 0 and (usage.outputTokens or 0) == 0) then
     return ""
   end
-  return (" · %d tokens in, %d out"):format(usage.inputTokens, usage.outputTokens or 0)
+  local text = (" · %d tokens in, %d out"):format(usage.inputTokens, usage.outputTokens or 0)
+  local meter = require("agentls.context").reading(usage)
+  if meter then
+    text = text .. " · context " .. require("agentls.context").describe(meter)
+  end
+  return text
 end
 
 --- @param result table the TurnResult fields (of a turn.finished event or a response)

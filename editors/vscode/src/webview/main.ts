@@ -5,8 +5,26 @@
  */
 
 import MarkdownIt from 'markdown-it';
-import { receiptSummary, toolStatusLabel, turnStatusLabel, usageSummary } from '../format';
-import { Transcript, type Entry, type Item, type Notice, type ToolCallEntry, type Turn } from '../transcript';
+import {
+  compactionSummary,
+  contextPercent,
+  contextSummary,
+  receiptSummary,
+  toolStatusLabel,
+  turnStatusLabel,
+  usageSummary,
+} from '../format';
+import type { Citation, Source } from '../protocol';
+import {
+  type Compaction,
+  type CompactionItem,
+  type Entry,
+  type Item,
+  type Notice,
+  type ToolCallEntry,
+  Transcript,
+  type Turn,
+} from '../transcript';
 import type { HostMessage, ViewMessage, ViewState } from '../viewMessages';
 
 interface VsCodeApi {
@@ -113,12 +131,19 @@ class TranscriptRenderer {
   private renderItem(item: Item): void {
     let node = this.items.get(item.key);
     if (node === undefined) {
-      node = item.type === 'turn' ? this.createTurn(item) : this.createNotice(item);
+      node =
+        item.type === 'turn'
+          ? this.createTurn(item)
+          : item.type === 'compaction'
+            ? element('div', 'compaction')
+            : this.createNotice(item);
       this.items.set(item.key, node);
       this.root.append(node);
     }
     if (item.type === 'turn') {
       this.updateTurn(item);
+    } else if (item.type === 'compaction') {
+      renderCompaction(node, item);
     }
   }
 
@@ -146,7 +171,8 @@ class TranscriptRenderer {
     }
     const node = view.node;
     node.dataset.status = turn.status;
-    query(node, '.turn-status').textContent = `turn ${turn.id} · ${turnStatusLabel(turn.status)}`;
+    const activity = turn.status === 'running' && turn.activity !== undefined ? ` · ${turn.activity}` : '';
+    query(node, '.turn-status').textContent = `turn ${turn.id} · ${turnStatusLabel(turn.status)}${activity}`;
     if (view.prompt !== turn.prompt) {
       view.prompt = turn.prompt;
       query(node, '.prompt').innerHTML = markdown.render(turn.prompt === '' ? '*(queued prompt)*' : turn.prompt);
@@ -218,6 +244,10 @@ class TranscriptRenderer {
         return element('div', 'entry retry');
       case 'plan':
         return element('div', 'entry plan');
+      case 'compaction':
+        return element('div', 'entry compaction');
+      case 'citations':
+        return element('div', 'entry citations');
     }
   }
 
@@ -226,6 +256,16 @@ class TranscriptRenderer {
     switch (entry.kind) {
       case 'message':
         node.innerHTML = markdown.render(entry.text);
+        node.classList.toggle('refusal', entry.refusal === true);
+        if (entry.refusal === true) {
+          node.prepend(element('div', 'label', 'The model refused'));
+        }
+        return;
+      case 'compaction':
+        renderCompaction(node, entry);
+        return;
+      case 'citations':
+        node.replaceChildren(element('div', 'label', 'Sources'), links(entry.citations));
         return;
       case 'reasoning':
         query(node, '.text').textContent = entry.text;
@@ -276,6 +316,11 @@ class TranscriptRenderer {
     if (args !== null && typeof (entry.arguments as { patch?: unknown })?.patch === 'string') {
       args.textContent = (entry.arguments as { patch: string }).patch;
     }
+    if (entry.sources !== undefined && node.querySelector('.sources') === null) {
+      const sources = links(entry.sources);
+      sources.classList.add('sources');
+      node.append(sources);
+    }
     const output = query<HTMLElement>(node, '.output');
     if (entry.droppedOutput === view.dropped && entry.output.length >= view.shown) {
       // Only new text arrived: append it, do not redraw what is there.
@@ -294,6 +339,36 @@ class TranscriptRenderer {
   }
 }
 
+/** A compaction, in its turn or on its own: what it did, and the summary (folded). */
+function renderCompaction(node: HTMLElement, compaction: Compaction | CompactionItem): void {
+  node.dataset.state = compaction.state;
+  node.replaceChildren(element('div', 'label', compactionSummary(compaction)));
+  if (compaction.summary !== undefined && compaction.summary !== '') {
+    const details = element('details');
+    details.append(element('summary', undefined, 'Summary'), element('div', 'text', compaction.summary));
+    node.append(details);
+  }
+}
+
+/** Numbered links; the webview host opens them in the browser. */
+function links(sources: Array<Citation | Source>): HTMLElement {
+  const list = element('ol', 'links');
+  const seen = new Set<string>();
+  for (const source of sources) {
+    if (seen.has(source.url) || !/^https?:\/\//.test(source.url)) {
+      continue;
+    }
+    seen.add(source.url);
+    const anchor = element('a', undefined, source.title ?? source.url);
+    anchor.href = source.url;
+    anchor.title = source.url;
+    const item = element('li');
+    item.append(anchor);
+    list.append(item);
+  }
+  return list;
+}
+
 // --- the page ------------------------------------------------------------------------------
 
 const root = query<HTMLElement>(document, '#transcript');
@@ -308,6 +383,15 @@ function showState(next: ViewState): void {
   badge.dataset.state = next.state;
   badge.textContent = next.state;
   query(document, '.pane-settings').textContent = `effort: ${next.effort}${next.fastMode ? ' · fast' : ''}`;
+  const meter = query<HTMLElement>(document, '.pane-context');
+  meter.hidden = next.context === undefined;
+  if (next.context !== undefined) {
+    const percent = contextPercent(next.context);
+    meter.textContent = `${percent}% of context`;
+    meter.title = contextSummary(next.context);
+    meter.dataset.level = percent >= 85 ? 'high' : percent >= 60 ? 'medium' : 'low';
+    meter.style.setProperty('--fill', `${percent}%`);
+  }
   const isMain = next.pane === 'main';
   query<HTMLButtonElement>(document, '[data-action="fork"]').hidden = !isMain || next.fork !== undefined;
   query<HTMLButtonElement>(document, '[data-action="closePane"]').hidden = isMain;

@@ -525,6 +525,13 @@ async function main(): Promise<void> {
     }
     log(`streamed answer seen partially (${partialText.length} of ${answer.length} characters), rendered as Markdown`);
     await waitFor('the status bar to say idle', async () => /AgentLS main: idle/.test(await statusBarText(page!)), 15_000);
+    // The context meter: in the status bar and the transcript's header.
+    await waitFor('the context meter in the status bar', async () => /AgentLS main: idle · \w+ · \d+%/.test(await statusBarText(page!)), 15_000);
+    const meter = await frame.evaluate(() => document.querySelector('.pane-context:not([hidden])')?.textContent ?? '', undefined);
+    if (!/^\d+% of context$/.test(meter)) {
+      throw new Error(`the transcript header shows no context meter: ${JSON.stringify(meter)}`);
+    }
+    log(`context meter: status bar "${await statusBarText(page!)}", transcript header "${meter}"`);
 
     // 2. A turn running `sleep`; Cancel in the progress notification.
     await editor.click(); // no selection this time

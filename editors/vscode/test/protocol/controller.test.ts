@@ -228,3 +228,33 @@ describe('AgentController against the real server', () => {
     assert.match(outputs[3], /denied.*not in this repository/);
   });
 });
+
+describe('the context window and the instructions, against the real server', () => {
+  test('the meter follows the turn; Compact Conversation is an entry of its own; the instructions line', async () => {
+    const { fake, ui, controller } = await setUp([
+      { text: 'First answer.' },
+      { text: 'Second answer.' },
+      { text: 'Summary: two answers so far.' },
+    ]);
+    await controller.submit('main', 'first');
+    await controller.submit('main', 'second');
+    const main = controller.pane('main')!;
+    const meter = main.transcript.context;
+    assert.ok(meter !== undefined && meter.window === 272_000 && meter.tokens > 0, JSON.stringify(meter));
+
+    ui.inputs.push('the answers');
+    const result = await controller.compact();
+    assert.equal(result?.mode, 'summary');
+    assert.ok(result!.afterTokens < result!.beforeTokens);
+    const requests = await fake.waitForRequests(3);
+    assert.ok(JSON.stringify(requests[2].input).includes('Focus the summary on: the answers'));
+    const item = await waitFor('the compaction item', () =>
+      main.transcript.items.find((candidate) => candidate.type === 'compaction' && candidate.state === 'done'),
+    );
+    assert.equal(item.type === 'compaction' && item.summary, 'Summary: two answers so far.');
+    assert.deepEqual(main.transcript.context, { tokens: result!.afterTokens, window: 272_000 });
+
+    assert.equal(await controller.instructionsSummary(), 'instructions: no AGENTS.md files');
+    assert.deepEqual(ui.errors, []);
+  });
+});

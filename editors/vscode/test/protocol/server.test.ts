@@ -52,7 +52,9 @@ describe('agentls server, as the extension uses it', () => {
     const { server } = await start([{ text: answer, chunks: 6, delay: 0.01 }]);
     const capabilities = server.capabilities();
     assert.equal(capabilities?.protocolVersion, 2);
-    assert.deepEqual(capabilities?.efforts, ['none', 'minimal', 'low', 'medium', 'high', 'xhigh']);
+    // The configured model's efforts and window (the default model, gpt-5.1-codex).
+    assert.deepEqual(capabilities?.efforts, ['low', 'medium', 'high']);
+    assert.equal(capabilities?.contextWindow, 272_000);
     assert.ok(capabilities?.methods.includes('agent/submit'));
     const progress: WorkDoneProgress[] = [];
     const subscription = server.onProgress('tok-1', (value) => progress.push(value));

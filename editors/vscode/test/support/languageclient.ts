@@ -46,6 +46,10 @@ export class LanguageClient {
   /** What the library logged (and whether it asked for a notification). */
   readonly logged: Array<{ message: string; data: unknown; show: unknown }> = [];
   readonly requests: Array<{ method: string; params: any; token: any }> = [];
+  /** What the extension asks every server it starts (`agent/instructions`), kept apart from `requests`. */
+  readonly startupRequests: Array<{ method: string; params: any }> = [];
+  /** The answer to `agent/instructions`. */
+  instructions: unknown = { files: [{ path: 'AGENTS.md', bytes: 3174 }], bytes: 3174, cutBytes: 0 };
   readonly notifications: Array<{ method: string; params: any }> = [];
   private readonly handlers = new Map<string, (params: any) => void>();
   private readonly requestHandlers = new Map<string, (params: any) => unknown>();
@@ -133,6 +137,10 @@ export class LanguageClient {
   }
 
   sendRequest(method: string, params: any, token?: any): Promise<unknown> {
+    if (method === 'agent/instructions') {
+      this.startupRequests.push({ method, params });
+      return Promise.resolve(this.instructions);
+    }
     this.requests.push({ method, params, token });
     return this.respond(method, params, token);
   }

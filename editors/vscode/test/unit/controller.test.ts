@@ -150,6 +150,29 @@ describe('AgentController commands', () => {
     assert.equal(client.requests.filter((r) => r.method === 'agent/setEffort').length, 1);
   });
 
+  test('Compact Conversation asks for a focus, refuses a running pane; a model without effort says so', async () => {
+    const { client, ui, controller } = setUp();
+    client.handlers.set('agent/compact', async () => ({ beforeTokens: 9000, afterTokens: 1000, mode: 'summary' }));
+    ui.inputs.push('the parser');
+    assert.deepEqual(await controller.compact(), { beforeTokens: 9000, afterTokens: 1000, mode: 'summary' });
+    ui.inputs.push('  ');
+    await controller.compact();
+    const sent = client.requests.filter((r) => r.method === 'agent/compact').map((r) => r.params);
+    assert.deepEqual(sent, [{ pane: 'main', focus: 'the parser' }, { pane: 'main' }]);
+    ui.inputs.push(undefined as unknown as string);
+    assert.equal(await controller.compact(), undefined, 'dismissing the input box compacts nothing');
+    client.caps = { ...client.caps!, efforts: [], model: 'gpt-4o' };
+    assert.deepEqual(controller.efforts(), []);
+    assert.equal(await controller.setEffort(), undefined);
+    assert.match(ui.infos.at(-1) ?? '', /gpt-4o does not reason/);
+    client.handlers.set('agent/instructions', async () => ({
+      files: [{ path: 'AGENTS.md', bytes: 2048 }],
+      bytes: 2048,
+      cutBytes: 0,
+    }));
+    assert.equal(await controller.instructionsSummary(), 'instructions: 1 file, 2.0 KiB (AGENTS.md)');
+  });
+
   test('Fork opens a pane beside main with its settings; a second Fork offers Close Pane', async () => {
     const { client, ui, controller } = setUp();
     const reveals: unknown[] = [];

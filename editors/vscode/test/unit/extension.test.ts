@@ -76,6 +76,7 @@ describe('the extension in a stub VS Code', () => {
       'agentls.setEffort': 'Set Effort',
       'agentls.toggleFastMode': 'Toggle Fast Mode',
       'agentls.newSession': 'New Session',
+      'agentls.compact': 'Compact Conversation',
       'agentls.showTranscript': 'Show Transcript',
       'agentls.showServerLog': 'Show Server Log',
       'agentls.showServerStatus': 'Show Server Status',
@@ -118,10 +119,36 @@ describe('the extension in a stub VS Code', () => {
       approval: 'on-request',
       sandbox: 'workspace-write',
       network: false,
+      webSearch: false,
+      autoCompact: 0.85,
       model: 'gpt-test',
     });
     assert.equal(statusText(), '$(hubot) AgentLS main: idle · low');
     assert.equal(stub.statusBarItems[0].command, 'agentls.showTranscript');
+  });
+
+  test('the output channel says which AGENTS.md files are in force; the status bar shows the context meter', async () => {
+    const client = await activated();
+    assert.deepEqual(client.startupRequests, [{ method: 'agent/instructions', params: { pane: 'main' } }]);
+    const channel = stub.outputChannels.find((candidate) => candidate.name === 'AgentLS')!;
+    await waitFor('the instructions line', () =>
+      channel.lines.includes('info: instructions: 1 file, 3.1 KiB (AGENTS.md)') ? true : undefined,
+    );
+    client.emit('agent/event', { pane: 'main', turnId: 1, seq: 1, kind: 'turn.started', prompt: 'p' });
+    client.emit('agent/event', {
+      pane: 'main',
+      turnId: 1,
+      seq: 2,
+      kind: 'usage',
+      inputTokens: 1,
+      outputTokens: 1,
+      reasoningTokens: 0,
+      cachedTokens: 0,
+      contextTokens: 68_000,
+      contextWindow: 272_000,
+    });
+    await waitFor('the meter', () => (statusText().endsWith(' · 25%') ? true : undefined));
+    assert.match(String(stub.statusBarItems[0].tooltip), /Context 68\.0k of 272k tokens \(25%\)/);
   });
 
   test('AgentLS: Ask runs a turn with a cancellable progress notification and streams into the transcript', async () => {

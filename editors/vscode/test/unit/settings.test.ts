@@ -31,6 +31,9 @@ describe('settings', () => {
       serverCommand: [],
       pythonPath: '',
       mcpServers: {},
+      webSearch: false,
+      contextWindow: 0,
+      autoCompact: 0.85,
     });
   });
 
@@ -66,13 +69,26 @@ describe('settings', () => {
   });
 
   test('initializationOptions leaves empty settings to the server', () => {
-    const always = { approval: 'on-request', sandbox: 'workspace-write', network: false };
-    assert.deepEqual(initializationOptions(defaults), { effort: 'medium', fastMode: false, ...always });
+    const base = {
+      effort: 'medium',
+      fastMode: false,
+      approval: 'on-request',
+      sandbox: 'workspace-write',
+      network: false,
+      webSearch: false,
+      autoCompact: 0.85,
+    };
+    assert.deepEqual(initializationOptions(defaults), base);
     assert.deepEqual(
       initializationOptions({ ...defaults, model: 'm', baseUrl: 'http://x/v1', effort: 'high' }, '/ws'),
-      { effort: 'high', fastMode: false, ...always, model: 'm', baseUrl: 'http://x/v1', workspace: '/ws' },
+      { ...base, effort: 'high', model: 'm', baseUrl: 'http://x/v1', workspace: '/ws' },
     );
     assert.equal(initializationOptions({ ...defaults, idleTimeout: 30 }).idleTimeout, 30);
+    assert.deepEqual(initializationOptions({ ...defaults, contextWindow: 32768, webSearch: true }), {
+      ...base,
+      webSearch: true,
+      contextWindow: 32768,
+    });
   });
 
   test('didChangeConfiguration carries only what changed', () => {
@@ -97,6 +113,22 @@ describe('settings', () => {
     assert.equal(mcpChanged(defaults, settings), true);
     assert.equal(mcpChanged(settings, { ...settings, model: 'x' }), false);
     assert.equal(configurationChange(defaults, settings), undefined);
+  });
+
+  test('web search applies at once', () => {
+    assert.deepEqual(configurationChange(defaults, { ...defaults, webSearch: true }), {
+      settings: { agentls: { webSearch: true } },
+    });
+  });
+
+  test('the context window and auto-compaction are read, checked, and need a restart', () => {
+    const read = readSettings(reader({ contextWindow: 65536.7, autoCompact: 0.5, webSearch: true }));
+    assert.deepEqual([read.contextWindow, read.autoCompact, read.webSearch], [65536, 0.5, true]);
+    const bad = readSettings(reader({ contextWindow: 10, autoCompact: 1.5 }));
+    assert.deepEqual([bad.contextWindow, bad.autoCompact], [0, 0.85], 'out of range: the defaults');
+    assert.equal(needsRestart(defaults, { ...defaults, contextWindow: 8192 }), true);
+    assert.equal(needsRestart(defaults, { ...defaults, autoCompact: 0 }), true);
+    assert.equal(needsRestart(defaults, { ...defaults, webSearch: true }), false);
   });
 
   test('a new server command or Python needs a restart; the rest does not', () => {

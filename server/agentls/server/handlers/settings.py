@@ -24,6 +24,7 @@ _CONFIGURATION: dict[str, SettingName] = {
     "effort": "effort",
     "fastMode": "fast_mode",
     "approval": "approval",
+    "webSearch": "web_search",
 }
 
 
@@ -43,7 +44,7 @@ async def change_setting(server: AgentServer, params: SettingParams) -> dict[str
 
 async def apply_configuration(server: AgentServer, settings: Any) -> None:
     """``workspace/didChangeConfiguration``: settings edited in the editor apply
-    without a restart. Effort, fast mode and approval go to every open pane;
+    without a restart. Effort, fast mode, approval and web search go to every open pane;
     model and base URL to every model request from now on."""
     conn = await server.connection()
     if not isinstance(settings, dict):

@@ -107,8 +107,8 @@ odd requests on purpose) answers as the real API does, in its words:
   ``previous_response_id`` or ``conversation`` an output's call may be stored
   server-side, so only unanswered calls are refused.
 
-Two more checks are off unless asked for, and then apply whether ``strict`` or
-not:
+Two more checks apply whether ``strict`` or not: the first is on unless
+``reject_stored_item_ids=False``, the second off unless asked for:
 
 * ``context_window=N``: input of more than ``N`` estimated tokens is refused
   with ``code`` ``context_length_exceeded`` and ``"Your input exceeds the context
@@ -116,7 +116,7 @@ not:
   request without ``stream`` a ``400``; for a streamed one, as the real API
   reports it, ``200`` with ``response.created``, ``response.in_progress``, an
   ``error`` event whose ``error`` object holds the error, and ``response.failed``;
-* ``reject_stored_item_ids=True``: an input item carrying an ``id`` while
+* ``reject_stored_item_ids`` (on by default): an input item carrying an ``id`` while
   ``store`` is false gets ``404`` ``"Item with id 'rs_1' not found. Items are not
   persisted when `store` is set to false. ..."`` (``param`` ``input``).
 
@@ -172,8 +172,8 @@ prints ``listening http://127.0.0.1:PORT/v1`` and serves until SIGTERM/SIGINT.
 ``replies.json`` is a JSON list of replies in the form :meth:`Reply.from_json`
 reads, e.g. ``[{"text": "hi"}, {"tool_call": {"name": "exec_command",
 "arguments": {"cmd": "ls"}}}, {"http_error": 429, "retry_after": 1}]``. Strict
-mode is on (``--no-strict`` turns it off); ``--context-window TOKENS`` and
-``--reject-stored-item-ids`` add those checks.
+mode is on (``--no-strict`` turns it off), so is the stored-item-id check
+(``--no-reject-stored-item-ids``); ``--context-window TOKENS`` adds the window.
 
 The package: ``script`` (replies), ``tokens`` (usage and the estimate),
 ``strict`` (the refusals), ``sse`` (events), ``http`` (connections),

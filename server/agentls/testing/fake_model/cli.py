@@ -59,8 +59,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument(
         "--reject-stored-item-ids",
-        action="store_true",
-        help="refuse input items that carry an id while store is false, as the real API does",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="refuse input items that carry an id while store is false, as the real API "
+        "does (404 Item not found); default: on",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log requests to stderr")
     args = parser.parse_args(argv)

@@ -75,11 +75,11 @@ class FakeModel:
     Strict mode: with ``strict`` (the default) the fake refuses, as the real
     API does, a request with an unknown top-level parameter or with a
     client-side tool call and its output not both in ``input``.
-    ``context_window`` (tokens, as :func:`estimate_input_tokens` counts them;
-    None: no limit) and ``reject_stored_item_ids`` (input items carrying an
-    ``id`` while ``store`` is false) add the real API's refusals of those;
-    they apply whenever set, ``strict`` or not. A refused request is recorded
-    (``request.refusal``) and takes no scripted reply.
+    ``reject_stored_item_ids`` (the default; input items carrying an ``id``
+    while ``store`` is false) and ``context_window`` (tokens, as
+    :func:`estimate_input_tokens` counts them; None: no limit) add the real
+    API's refusals of those; they apply whenever set, ``strict`` or not. A
+    refused request is recorded (``request.refusal``) and takes no scripted reply.
     """
 
     def __init__(
@@ -90,7 +90,7 @@ class FakeModel:
         on_request: ReplyHandler | None = None,
         strict: bool = True,
         context_window: int | None = None,
-        reject_stored_item_ids: bool = False,
+        reject_stored_item_ids: bool = True,
     ) -> None:
         if context_window is not None and context_window < 0:
             raise ValueError("context_window counts tokens: it must be >= 0")
