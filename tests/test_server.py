@@ -52,6 +52,10 @@ async def test_initialize_advertises_agentls(client: AgentClient) -> None:
         "agent/setApproval",
         "agent/auxiliary",
         "agent/newSession",
+        "agent/sessions",
+        "agent/resume",
+        "agent/deleteSession",
+        "agent/history",
     }
 
 

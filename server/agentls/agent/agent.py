@@ -49,10 +49,12 @@ from agentls.agent.history import History
 from agentls.agent.instructions import instructions_for
 from agentls.agent.interrupt import InterruptHandle
 from agentls.agent.receipt import AbortedToolCall, Receipt
+from agentls.agent.recorder import Recorder
 from agentls.agent.settings import SettingChange, Settings
 from agentls.agent.stream import EventStream
 from agentls.agent.turn import Turn, TurnOutcome, TurnState
 from agentls.config import AgentConfig
+from agentls.domain import TurnStatus
 from agentls.model.client import ResponsesClient
 from agentls.model.errors import ModelError
 from agentls.model.types import Item, ModelRequest, Usage
@@ -102,6 +104,7 @@ class Agent:
         tools: ToolBox | None = None,
         approver: Approver | None = None,
         background: bool = False,
+        recorder: Recorder | None = None,
     ) -> None:
         self._task_group = task_group
         # Nobody watches a background agent (an auxiliary job): its model
@@ -117,7 +120,12 @@ class Agent:
         self._tools = tools or ToolBox.default()
         self._instructions = instructions_for(self.workspace.root)
         self.interrupt = InterruptHandle()
-        self.session_id = uuid.uuid4().hex
+        # Keeps the conversation on disk (the session store), if anyone does.
+        self._recorder = recorder
+        self.session_id = recorder.session_id if recorder is not None else uuid.uuid4().hex
+        if recorder is not None:
+            self._history.listener = recorder
+            recorder.attach(self._history, self.settings)
         self.events = EventStream()
         self._ids = itertools.count(1)
         self._queue: deque[Turn] = deque()
@@ -146,6 +154,7 @@ class Agent:
         turn = Turn(self, next(self._ids) if turn_id is None else turn_id, text)
         self._queue.append(turn)
         self._wakeup.set()
+        self.waiting_changed()
         return turn
 
     def change_setting(self, change: SettingChange) -> None:
@@ -153,10 +162,35 @@ class Agent:
         Raises ConfigError for a value the setting does not take."""
         self._check_running()
         self.settings.change(change)
+        if self._recorder is not None:
+            self._recorder.settings_changed()
 
     @property
     def busy(self) -> bool:
         return self._current is not None or bool(self._queue)
+
+    @property
+    def running_turn_id(self) -> int | None:
+        current = self._current
+        return current.id if current is not None and current.state is TurnState.RUNNING else None
+
+    @property
+    def recorder(self) -> Recorder | None:
+        return self._recorder
+
+    def tool_title(self, item: Item) -> str:
+        """What the editor calls a tool call item ("Running `pytest -q`")."""
+        if item.get("type") != "function_call":
+            return f"Calling {item.get('name') or item.get('type')}"
+        return self._tools.title(parse_call(item), self.workspace)
+
+    def waiting_changed(self) -> None:
+        """Tell the recorder what waits: queued prompts and steers not yet sent."""
+        if self._recorder is None:
+            return
+        queued = [turn.prompt for turn in self._queue if not turn.cancel_requested]
+        current = self._current
+        self._recorder.waiting(queued, list(current.steers) if current is not None else [])
 
     def snapshot(self) -> dict[str, Any]:
         """JSON-serialisable state from which ``Agent.resume`` restores the conversation."""
@@ -172,6 +206,7 @@ class Agent:
         *,
         tools: ToolBox | None = None,
         approver: Approver | None = None,
+        recorder: Recorder | None = None,
     ) -> Agent:
         """An agent restored from ``snapshot()``; raises InvalidSnapshot if it is not one."""
         settings, items = snapshots.load(snapshot)
@@ -183,6 +218,7 @@ class Agent:
             history=History(items),
             tools=tools,
             approver=approver,
+            recorder=recorder,
         )
 
     def fork(self, *, background: bool = False) -> Agent:
@@ -203,6 +239,7 @@ class Agent:
             for turn in self._queue:
                 turn.cancel_requested = True
                 turn.resolve(error=TurnCancelled(Receipt(turn_id=turn.id)))
+            self.waiting_changed()
             if self._current is not None:
                 self._current.cancel_requested = True
                 self._current.token.cancel()
@@ -216,15 +253,22 @@ class Agent:
             raise AgentStopped()
 
     def _sibling(self, history: History, background: bool) -> Agent:
+        settings = self.settings.copy()
+        # A pane's fork or new session is a session of its own; an auxiliary
+        # job (background) is nobody's session and is never recorded.
+        recorder = None
+        if self._recorder is not None and not background:
+            recorder = self._recorder.sibling(history, settings)
         return Agent(
             self._task_group,
             self._model,
             self.config,
-            settings=self.settings.copy(),
+            settings=settings,
             history=history,
             tools=self._tools,
             approver=self._approver,
             background=background,
+            recorder=recorder,
         )
 
     def _emit(self, event: AgentEvent) -> None:
@@ -236,6 +280,7 @@ class Agent:
             raise SteerQueueFull(limit)
         text = valid_unicode(text)
         turn.steers.append(text)
+        self.waiting_changed()
         self._emit(SteerAdmitted(turn_id=turn.id, text=text))
 
     async def _own(self) -> None:
@@ -258,6 +303,8 @@ class Agent:
                 if turn.state is not TurnState.FINISHED:
                     turn.end("failed")
             self.events.close()
+            if self._recorder is not None:
+                self._recorder.close()
             self._stopped.set()
 
     async def _drive(self, turn: Turn) -> None:
@@ -270,6 +317,9 @@ class Agent:
             return
         turn.token = self.interrupt.rearm()
         turn.state = TurnState.RUNNING
+        if self._recorder is not None:
+            self._recorder.turn_started(turn.id, turn.prompt)
+            self.waiting_changed()
         self._emit(TurnStarted(turn_id=turn.id, prompt=turn.prompt))
         run = _TurnRun(self, turn)
         final: str | None = None
@@ -289,6 +339,7 @@ class Agent:
         if scope.cancelled_caught and final is None and error is None:
             with anyio.CancelScope(shield=True):
                 receipt = await run.abandon()
+            self._record_end(turn, "cancelled")
             turn.resolve(error=TurnCancelled(receipt))
             self._emit(
                 TurnFinished(turn_id=turn.id, status="cancelled", usage=run.usage, receipt=receipt)
@@ -296,12 +347,14 @@ class Agent:
             turn.end("cancelled", receipt)
         elif error is not None:
             run.keep_pending_steers()
+            self._record_end(turn, "failed")
             turn.resolve(error=TurnFailedError(error))
             self._emit(TurnFinished(turn_id=turn.id, status="failed", error=error, usage=run.usage))
             turn.end("failed")
         else:
             assert final is not None
             outcome = TurnOutcome(turn.id, final, run.usage)
+            self._record_end(turn, "completed")
             turn.resolve(outcome)
             self._emit(
                 TurnFinished(
@@ -310,6 +363,10 @@ class Agent:
             )
             turn.end("completed")
         self.interrupt.rearm()
+
+    def _record_end(self, turn: Turn, status: TurnStatus) -> None:
+        if self._recorder is not None:
+            self._recorder.turn_finished(turn.id, status)
 
 
 class _TurnRun:
@@ -371,6 +428,8 @@ class _TurnRun:
                     continue  # the model answered before it saw them: let it see them
                 return response.text
             self.step = _Step(list(response.items), calls)
+            if agent._recorder is not None:
+                agent._recorder.step_started(self.step.response_items)
             for call in calls:
                 await self._run_tool(call)
             history.commit([*self.step.response_items, *self.step.outputs])
@@ -383,6 +442,7 @@ class _TurnRun:
         texts = list(turn.steers)
         turn.steers.clear()
         self.agent._history.commit(user_message(text) for text in texts)
+        self.agent.waiting_changed()
         for text in texts:
             self.agent._emit(SteerApplied(turn_id=turn.id, text=text))
 
@@ -391,6 +451,7 @@ class _TurnRun:
         if self.turn.steers:
             self.agent._history.commit(user_message(text) for text in self.turn.steers)
             self.turn.steers.clear()
+            self.agent.waiting_changed()
 
     async def _run_tool(self, call: ToolCall) -> None:
         agent, turn, step = self.agent, self.turn, self.step
@@ -425,8 +486,11 @@ class _TurnRun:
             result = ToolResult(output=denial, status="failed")
         else:
             result = await agent._tools.run(call, context)
-        step.outputs.append(call_output(call.call_id, result.output))
+        output = call_output(call.call_id, result.output)
+        step.outputs.append(output)
         step.running = None
+        if agent._recorder is not None:
+            agent._recorder.tool_answered(output)
         agent._emit(
             ToolFinished(
                 turn_id=turn.id,

@@ -24,6 +24,10 @@ SET_FAST_MODE = "agent/setFastMode"
 SET_APPROVAL = "agent/setApproval"
 AUXILIARY = "agent/auxiliary"
 NEW_SESSION = "agent/newSession"
+SESSIONS = "agent/sessions"
+RESUME = "agent/resume"
+DELETE_SESSION = "agent/deleteSession"
+HISTORY = "agent/history"
 EVENT = "agent/event"
 REQUEST_APPROVAL = "agent/requestApproval"
 
@@ -51,6 +55,10 @@ METHODS: tuple[Method, ...] = (
     Method(SET_APPROVAL, "client→server", "request", "SetApprovalParams"),
     Method(AUXILIARY, "client→server", "request", "AuxiliaryParams"),
     Method(NEW_SESSION, "client→server", "request", "NewSessionParams"),
+    Method(SESSIONS, "client→server", "request", "SessionsParams"),
+    Method(RESUME, "client→server", "request", "ResumeParams"),
+    Method(DELETE_SESSION, "client→server", "request", "DeleteSessionParams"),
+    Method(HISTORY, "client→server", "request", "HistoryParams"),
     Method(EVENT, "server→client", "notification"),
     Method(REQUEST_APPROVAL, "server→client", "request"),
 )
@@ -76,6 +84,7 @@ EVENT_KINDS = (
     "pane.closed",
     "model.retry",
     "plan.updated",
+    "session.resumed",
 )
 
 

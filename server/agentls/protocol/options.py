@@ -25,3 +25,5 @@ class InitializationOptions:
     idle_timeout: float | None = None
     # Required when the server listens on a non-loopback address (--token).
     token: str | None = None
+    # Sessions kept per workspace (docs/sessions.md); 0 keeps none.
+    session_retention: int = 200

@@ -113,3 +113,25 @@ class AuxiliaryParams:
 @attrs.define(frozen=True)
 class NewSessionParams:
     pane: str = "main"
+
+
+@attrs.define(frozen=True)
+class SessionsParams:
+    limit: int | None = None
+
+
+@attrs.define(frozen=True)
+class ResumeParams:
+    session_id: str
+    pane: str = "main"
+
+
+@attrs.define(frozen=True)
+class DeleteSessionParams:
+    session_id: str
+
+
+@attrs.define(frozen=True)
+class HistoryParams:
+    pane: str = "main"
+    since_seq: int = 0

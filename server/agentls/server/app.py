@@ -269,6 +269,10 @@ class AgentProtocol(LanguageServerProtocol):
         options = parse(
             params.initialization_options, InitializationOptions, what="initializationOptions"
         )
+        if options.session_retention < 0:
+            raise errors.invalid_params(
+                "initializationOptions: sessionRetention: must not be negative"
+            )
         expected = server.options.token
         if expected is not None and options.token != expected:
             raise errors.invalid_request(

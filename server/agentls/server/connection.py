@@ -22,6 +22,7 @@ import anyio.abc
 from agentls.agent import events as ev
 from agentls.agent.agent import Agent
 from agentls.agent.approval import Approver
+from agentls.agent.history import History
 from agentls.agent.interrupt import CancelToken
 from agentls.agent.settings import Settings
 from agentls.config import AgentConfig, ModelConfig, ToolConfig, parse_effort
@@ -30,12 +31,31 @@ from agentls.protocol import errors
 from agentls.protocol.options import InitializationOptions
 from agentls.server.progress import TurnProgress, describe, end_message
 from agentls.server.relay import EventRelay
+from agentls.sessions import entries
+from agentls.sessions.paths import workspace_folder
+from agentls.sessions.recorder import SessionRecorder
+from agentls.sessions.store import Resumed, SessionBusy, SessionNotFound, SessionStore
 from agentls.worker import messages as wm
 from agentls.worker.worker import PaneWorker
 
 log = logging.getLogger(__name__)
 
 R = TypeVar("R")
+
+
+def session_entries(agent: Agent) -> list[entries.Entry]:
+    """The pane's conversation as displayable entries."""
+    recorder = agent.recorder
+    if isinstance(recorder, SessionRecorder):
+        return recorder.entries(agent.tool_title)
+    return entries.build(agent.history.items(), {}, agent.tool_title)
+
+
+def store_error(exc: SessionNotFound | SessionBusy, session_id: str) -> errors.ProtocolError:
+    kind: errors.ErrorKind = (
+        "session_not_found" if isinstance(exc, SessionNotFound) else "pane_busy"
+    )
+    return errors.ProtocolError(kind, str(exc), {"sessionId": session_id})
 
 
 class Connection:
@@ -50,6 +70,7 @@ class Connection:
         self._group: anyio.abc.TaskGroup | None = None
         self.worker: PaneWorker | None = None
         self.client: ResponsesClient | None = None
+        self.store: SessionStore | None = None
         self.config: AgentConfig | None = None
         self._worker_done = anyio.Event()
         self.next_turn_id = next_turn_id
@@ -105,9 +126,21 @@ class Connection:
             fast_mode=bool(options.fast_mode),
             approval=options.approval,
         )
+        self.store = SessionStore(
+            workspace_folder(root),
+            workspace=root,
+            model=model.model,
+            retention=options.session_retention,
+            secret=model.api_key,
+        )
         assert self._group is not None
         agent = Agent(
-            self._group, self.client, self.config, settings=settings, approver=self.approver
+            self._group,
+            self.client,
+            self.config,
+            settings=settings,
+            approver=self.approver,
+            recorder=self.store.recorder(),
         )
         self.worker = PaneWorker(agent)
         self.relay.attach(wm.MAIN, agent.events)
@@ -225,20 +258,112 @@ class Connection:
                     self.end_turn(event)  # a promoted steer: nobody waits on a request
             case wm.ForkOpened():
                 self.relay.attach(event.pane, event.events)
-                self.relay.pane_event(event.pane, "pane.opened", items=event.items)
+                fork = self.worker.agent(event.pane) if self.worker is not None else None
+                self._opened(event.pane, fork, items=event.items)
             case wm.SessionStarted():
                 self.relay.attach(event.pane, event.events)
-                self.relay.pane_event(event.pane, "pane.opened", items=len(event.agent.history))
+                if event.resumed is not None:
+                    self._resumed(event.pane, event.agent, event.resumed)
+                else:
+                    self._opened(event.pane, event.agent, items=len(event.agent.history))
             case wm.ForkPromoted():
                 self.relay.pane_event(event.fork, "pane.closed", promotedTo=event.pane)
                 self.relay.promote(event.fork, event.pane)
-                self.relay.pane_event(event.pane, "pane.opened", promotedFrom=event.fork)
+                main = self.worker.agent(event.pane) if self.worker is not None else None
+                self._opened(event.pane, main, promotedFrom=event.fork)
             case wm.PaneClosed():
                 if event.promoted is None and event.pane != wm.MAIN:
                     self.relay.drain(event.pane)
                     self.relay.pane_event(event.pane, "pane.closed")
             case _:
                 pass
+
+    # --- sessions ----------------------------------------------------------------------
+
+    def _opened(self, pane: str, agent: Agent | None, **fields: Any) -> None:
+        """``pane.opened``: a session starts in the pane, with what it holds already."""
+        if agent is not None:
+            fields["sessionId"] = agent.session_id
+            fields["entries"] = session_entries(agent)
+        self.relay.pane_event(pane, "pane.opened", start=True, **fields)
+
+    def _resumed(self, pane: str, agent: Agent, resumed: Resumed) -> None:
+        fields: dict[str, Any] = {
+            "sessionId": agent.session_id,
+            "title": resumed.title,
+            "turns": resumed.turns,
+            "entries": session_entries(agent),
+            "interrupted": resumed.repair.interrupted,
+            "unsent": resumed.repair.unsent,
+        }
+        if resumed.notice is not None:
+            fields["notice"] = resumed.notice
+        self.relay.pane_event(pane, "session.resumed", start=True, **fields)
+
+    def panes(self) -> dict[str, Agent]:
+        worker = self.worker
+        if worker is None:
+            return {}
+        names = [wm.MAIN, *([worker.fork_pane] if worker.fork_pane else [])]
+        return {name: agent for name in names if (agent := worker.agent(name)) is not None}
+
+    def pane_of_session(self, session_id: str) -> str | None:
+        return next((p for p, a in self.panes().items() if a.session_id == session_id), None)
+
+    def check_closed(self, session_id: str) -> None:
+        """A session open in a pane cannot be resumed elsewhere or deleted."""
+        pane = self.pane_of_session(session_id)
+        if pane is not None:
+            raise errors.ProtocolError(
+                "pane_busy", f"session {session_id} is open in pane {pane!r}", {"pane": pane}
+            )
+
+    async def delete_session(self, session_id: str) -> None:
+        self.check_ready()
+        self.check_closed(session_id)
+        assert self.store is not None
+        try:
+            await anyio.to_thread.run_sync(self.store.delete, session_id)
+        except (SessionNotFound, SessionBusy) as exc:
+            raise store_error(exc, session_id) from None
+
+    async def resume(self, pane: str, session_id: str) -> wm.SessionStarted:
+        """Continue a stored session in ``pane`` (which must be idle)."""
+        current = self.check_pane(pane)
+        assert self.store is not None and self.client is not None and self.config is not None
+        self.check_closed(session_id)
+        if current.busy:
+            raise errors.ProtocolError(
+                "pane_busy", f"pane {pane!r} has turns in flight", {"pane": pane}
+            )
+        try:
+            resumed = await anyio.to_thread.run_sync(
+                self.store.resume, session_id, current.tool_title
+            )
+        except (SessionNotFound, SessionBusy) as exc:
+            raise store_error(exc, session_id) from None
+        settings = resumed.settings
+        # Effort and fast mode are the session's; the approval policy stays
+        # what the user has now, so resuming never loosens it.
+        approval_changed = settings.approval != current.settings.approval
+        settings.approval = current.settings.approval
+        assert self._group is not None
+        agent = Agent(
+            self._group,
+            self.client,
+            self.config,
+            settings=settings,
+            history=History(resumed.items),
+            approver=self.approver,
+            recorder=resumed.recorder,
+        )
+        if approval_changed:
+            resumed.recorder.settings_changed()
+        reply: wm.Completion[wm.SessionStarted | wm.Failure] = wm.Completion()
+        result = await self.command(wm.NewSession(pane, agent, reply, resumed), reply)
+        if isinstance(result, wm.Failure):
+            raise errors.from_failure(result)
+        return result
 
     def _observe(self, pane: str, event: ev.AgentEvent) -> None:
         """Every agent event passes here on its way out: progress follows it."""

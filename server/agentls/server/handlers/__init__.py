@@ -9,11 +9,11 @@ declares the methods it serves with ``@handles``; the method table itself
 from __future__ import annotations
 
 from agentls.protocol import methods
-from agentls.server.handlers import auxiliary, panes, settings, turns
+from agentls.server.handlers import auxiliary, panes, sessions, settings, turns
 from agentls.server.handlers.registry import HANDLERS, Handler
 
 __all__ = ["HANDLERS", "Handler"]
 
-_modules = (auxiliary, panes, settings, turns)
+_modules = (auxiliary, panes, sessions, settings, turns)
 _missing = set(methods.CLIENT_REQUESTS) - set(HANDLERS)
 assert not _missing, f"no handler for {sorted(_missing)}"
