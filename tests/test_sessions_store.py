@@ -442,3 +442,29 @@ def test_paired_calls_of_every_kind_pass() -> None:
             {"type": "local_shell_call_output", "id": "s", "output": "x"},
         ]
     )
+
+
+# --- what agent/history keeps ------------------------------------------------------------
+
+
+async def test_history_says_when_its_bound_dropped_events(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentls.agent import events as ev
+    from agentls.server import relay as relays
+
+    monkeypatch.setattr(relays, "HISTORY_EVENTS", 5)
+    sent: list[dict[str, Any]] = []
+    relay = relays.EventRelay(sent.append, lambda pane, event: None)
+    relay.pane_event("main", "pane.opened", start=True, entries=[])
+    for n in range(8):
+        relay._forward("main", ev.SteerAdmitted(turn_id=1, text=f"s{n}"))
+    kept = relay.history("main", 0)
+    assert [e["seq"] for e in kept.events] == [5, 6, 7, 8, 9] and kept.last_seq == 9
+    assert kept.complete is False  # seqs 1-4 are gone
+    assert relay.history("main", 4).complete is True
+    assert [e["seq"] for e in relay.history("main", 7).events] == [8, 9]
+    assert relay.history("main", 9).events == []
+    relay.pane_event("main", "pane.opened", start=True, entries=[])  # a new session
+    fresh = relay.history("main", 0)
+    assert [e["seq"] for e in fresh.events] == [10] and fresh.complete is True
+    assert relay.history("fork-1", 0) == relays.Retained([], 0, True)
+    assert [e["seq"] for e in sent] == list(range(1, 11))

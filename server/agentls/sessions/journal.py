@@ -37,11 +37,13 @@ class JournalLocked(Exception):
     """Another agentls server has this session open."""
 
 
+def redact(text: str, secret: str | None) -> str:
+    return text.replace(secret, "[redacted]") if secret and secret in text else text
+
+
 def encode(records: tuple[Record, ...], secret: str | None) -> bytes:
     text = "".join(json.dumps(record, separators=(",", ":")) + "\n" for record in records)
-    if secret and secret in text:
-        text = text.replace(secret, "[redacted]")
-    return text.encode("ascii")
+    return redact(text, secret).encode("ascii")
 
 
 class JournalWriter:

@@ -158,7 +158,7 @@ class SessionStore:
             "turns": recorder.turns,
         }
         try:
-            _write_atomically(self._meta(recorder.session_id), json.dumps(meta))
+            _write_atomically(self._meta(recorder.session_id), self._clean(json.dumps(meta)))
         except OSError as exc:  # the journal is the truth; listing rebuilds from it
             log.warning("could not write the summary of session %s: %s", recorder.session_id, exc)
 
@@ -243,7 +243,7 @@ class SessionStore:
         }
         log.info("rebuilt the summary of session %s from its journal", session_id)
         try:
-            _write_atomically(self._meta(session_id), json.dumps(meta))
+            _write_atomically(self._meta(session_id), self._clean(json.dumps(meta)))
         except OSError:
             pass
         return meta
@@ -355,6 +355,10 @@ class SessionStore:
                 pass
 
     # --- files ------------------------------------------------------------------------------
+
+    def _clean(self, text: str) -> str:
+        """The API key never reaches the disk (a title is a prompt, and prompts hold anything)."""
+        return journal.redact(text, self._secret)
 
     def _checked(self, session_id: str) -> Path:
         if not _ID.fullmatch(session_id):
