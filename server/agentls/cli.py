@@ -1,4 +1,4 @@
-"""Command line: ``agentls serve | exec | demo | apply-patch``.
+"""Command line: ``agentls serve | exec | sessions | demo | apply-patch``.
 
 Imports are local to each command: ``serve`` must answer ``initialize``
 quickly, so it never pays for what only ``exec`` or ``demo`` need.
@@ -90,6 +90,12 @@ def _exec(args: argparse.Namespace) -> int:
     return run_exec(args)
 
 
+def _sessions(args: argparse.Namespace) -> int:
+    from agentls.client.sessions import run_sessions
+
+    return run_sessions(args)
+
+
 def _demo(args: argparse.Namespace) -> int:
     from agentls.demo import run_demo
 
@@ -124,13 +130,30 @@ def build_parser() -> argparse.ArgumentParser:
     serve.set_defaults(run=_serve)
 
     run = sub.add_parser("exec", help="run one turn in the current directory and print it")
-    run.add_argument("prompt", nargs="+", help="what to ask the agent")
+    # "*", not "+": with --resume, the prompt's first word may have been taken for an id.
+    run.add_argument("prompt", nargs="*", help="what to ask the agent")
     run.add_argument("--model", help="model name (default: $AGENTLS_MODEL or gpt-5.1-codex)")
     run.add_argument("--base-url", help="Responses API base URL (default: $OPENAI_BASE_URL)")
     run.add_argument("--effort", choices=["none", "minimal", "low", "medium", "high", "xhigh"])
     run.add_argument("--fast", action="store_true", help="fast mode (priority service tier)")
     run.add_argument("--workspace", help="directory to work in (default: the current one)")
+    run.add_argument(
+        "--resume",
+        nargs="?",
+        const="last",
+        metavar="ID|last",
+        help="continue a stored session of this workspace (default: the last one); "
+        "see `agentls sessions`",
+    )
     run.set_defaults(run=_exec)
+
+    sessions = sub.add_parser("sessions", help="list (or delete) this workspace's sessions")
+    sessions.add_argument("--workspace", help="whose sessions (default: the current directory)")
+    sessions.add_argument("--json", action="store_true", help="print them as JSON")
+    actions = sessions.add_subparsers(dest="action")
+    delete = actions.add_parser("delete", help="delete one session")
+    delete.add_argument("session", metavar="ID", help="its id, or a unique prefix of 8 or more")
+    sessions.set_defaults(run=_sessions)
 
     demo = sub.add_parser("demo", help="a scripted session on an example repository, offline")
     demo.add_argument("--keep", action="store_true", help="keep the example repository afterwards")

@@ -60,6 +60,19 @@ class SessionInfo:
     error: str | None = None
     modified: float = 0.0
 
+    def as_json(self) -> dict[str, object]:
+        """As ``agent/sessions`` and ``agentls sessions --json`` show it."""
+        out: dict[str, object] = {
+            "sessionId": self.session_id,
+            "title": self.title,
+            "createdAt": self.created_at,
+            "updatedAt": self.updated_at,
+            "turns": self.turns,
+        }
+        if self.error is not None:
+            out["error"] = self.error
+        return out
+
 
 @dataclass
 class Resumed:

@@ -23,20 +23,9 @@ async def sessions(server: AgentServer, params: SessionsParams) -> dict[str, Any
     assert conn.store is not None
     found = await anyio.to_thread.run_sync(conn.store.list, params.limit)
     open_in = {agent.session_id: pane for pane, agent in conn.panes().items()}
-    listed = []
-    for info in found:
-        entry: dict[str, Any] = {
-            "sessionId": info.session_id,
-            "title": info.title,
-            "createdAt": info.created_at,
-            "updatedAt": info.updated_at,
-            "turns": info.turns,
-            "pane": open_in.get(info.session_id),
-        }
-        if info.error is not None:
-            entry["error"] = info.error
-        listed.append(entry)
-    return {"sessions": listed}
+    return {
+        "sessions": [{**info.as_json(), "pane": open_in.get(info.session_id)} for info in found]
+    }
 
 
 @handles(methods.RESUME)
