@@ -14,7 +14,17 @@ from bench.figures import Run, Sizes
 from bench.report import markdown, plot, update_docs, write_json
 
 BENCH = Path(__file__).resolve().parent
-FIGURES = ("startup", "first-delta", "submit", "throughput", "cancel", "fork", "memory", "load")
+FIGURES = (
+    "startup",
+    "first-delta",
+    "submit",
+    "throughput",
+    "cancel",
+    "fork",
+    "memory",
+    "load",
+    "sessions",
+)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -71,16 +71,19 @@ class AgentlsServer:
         *,
         home: Path | None = None,
         initialize: bool = True,
+        options: dict[str, Any] | None = None,
     ) -> AgentlsServer:
         client = await LspClient.spawn(
             command or SERVE, env=environment(home), cwd=str(workspace), stderr=stderr
         )
         session = cls(client)
         if initialize:
-            await session.initialize(base_url, workspace)
+            await session.initialize(base_url, workspace, options)
         return session
 
-    async def initialize(self, base_url: str, workspace: Path) -> dict[str, Any]:
+    async def initialize(
+        self, base_url: str, workspace: Path, options: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         msg_id, future = self.client.request(
             "initialize",
             {
@@ -92,6 +95,7 @@ class AgentlsServer:
                     "workspace": str(workspace),
                     "baseUrl": base_url,
                     "model": "gpt-fake",
+                    **(options or {}),
                 },
             },
         )

@@ -55,6 +55,13 @@ class Sizes:
     fork_wire_reps: int
     memory_items: int
     import_reps: int
+    # The session store (bench/sessions.py).
+    sessions_reps: int
+    resume_items: int
+    resume_reps: int
+    list_sessions: int
+    list_reps: int
+    step_reps: int
 
     @classmethod
     def full(cls) -> Sizes:
@@ -76,6 +83,12 @@ class Sizes:
             fork_wire_reps=10,
             memory_items=10_000,
             import_reps=2,
+            sessions_reps=8,
+            resume_items=10_000,
+            resume_reps=10,
+            list_sessions=200,
+            list_reps=20,
+            step_reps=200,
         )
 
     @classmethod
@@ -98,6 +111,12 @@ class Sizes:
             fork_wire_reps=2,
             memory_items=1_000,
             import_reps=0,
+            sessions_reps=1,
+            resume_items=100,
+            resume_reps=2,
+            list_sessions=5,
+            list_reps=2,
+            step_reps=5,
         )
 
 
@@ -224,6 +243,10 @@ class Run:
                 await self._timed("sdk baselines", self.sdk())
             if self.wants("fork") or self.wants("memory"):
                 await self._timed("agent core", self.core())
+            if self.wants("sessions"):
+                from bench import sessions
+
+                await self._timed("sessions", sessions.measure(self))
         self.timings["total"] = time.monotonic() - started
         self.loadavg["end"] = os.getloadavg()
         return self.assemble()

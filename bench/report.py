@@ -157,6 +157,7 @@ _PANELS: list[tuple[str, list[str], str]] = [
         ["first delta: fake wrote it → client has it"],
         "First delta under load (ms; bars p99)",
     ),
+    ("sessions", ["flood wall time", "flood CPU time"], "Session store: the flood (s)"),
 ]
 
 
@@ -181,6 +182,7 @@ def plot(results: Results, path: Path) -> str | None:
         "openai SDK, typed events": "#9f7aea",
         "openai SDK, raw lines": "#38a169",
         "agentls, no load": "#90cdf4",
+        "agentls, sessions off": "#90cdf4",
     }
     for ax, (key, metrics, title) in zip(axes.flat, panels, strict=False):
         figure = figures[key]

@@ -62,6 +62,7 @@ def test_smoke_run_writes_the_table_json_and_plot(tmp_path: Path) -> None:
         "fork",
         "memory",
         "load",
+        "sessions",
     }
     for figure in data["figures"]:
         assert figure["series"], figure["key"]
@@ -71,6 +72,8 @@ def test_smoke_run_writes_the_table_json_and_plot(tmp_path: Path) -> None:
         assert f"### {figure['title']}" in table
     throughput = next(f for f in data["figures"] if f["key"] == "throughput")
     assert all("text intact in 1 of 1" in note for note in throughput["notes"])
+    store = next(f for f in data["figures"] if f["key"] == "sessions")
+    assert all("text intact in 1 of 1" in note for note in store["notes"])
     cancel = next(f for f in data["figures"] if f["key"] == "cancel")
     assert any("agentls: every process dead" in note for note in cancel["notes"])
     if importlib.util.find_spec("matplotlib") is not None:

@@ -10,6 +10,7 @@ the connection and registers the handlers.
 from __future__ import annotations
 
 import asyncio
+import gc
 import itertools
 import json
 import logging
@@ -309,6 +310,10 @@ def preload() -> None:
     from agentls.model.client import warm_up
 
     warm_up()
+    # What is loaded by now (modules, classes, the SDK: most of the heap) lives
+    # as long as the process: leave it out of every full garbage collection,
+    # which then costs what the conversations hold, not what the code does.
+    gc.freeze()
 
 
 class AgentServer(LanguageServer):
@@ -368,7 +373,9 @@ class AgentServer(LanguageServer):
 
         assert self.configured is not None
         options, root = self.configured
-        connection = Connection(self._notify_event, EditorApprover(self), self.next_turn_id)
+        connection = Connection(
+            self._notify_event, EditorApprover(self), self.next_turn_id, self._unsent
+        )
         await connection.start(options, root)
         self._connection = connection
         return connection
@@ -387,6 +394,11 @@ class AgentServer(LanguageServer):
     def _notify_event(self, params: dict[str, Any]) -> None:
         # A plain dict goes straight to json.dumps: the cheapest notification pygls can send.
         self.protocol._send_data({"jsonrpc": "2.0", "method": methods.EVENT, "params": params})
+
+    def _unsent(self) -> int:
+        """Bytes the editor has not taken yet (0 when the writer cannot tell)."""
+        unsent = getattr(self.protocol.writer, "unsent", None)
+        return int(unsent()) if callable(unsent) else 0
 
     def request_exit(self, code: int) -> None:
         if not self.exit_requested.is_set():

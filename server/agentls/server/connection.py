@@ -42,6 +42,9 @@ log = logging.getLogger(__name__)
 
 R = TypeVar("R")
 
+# The longest (ms) a new fork's pane.opened waits for the agent/fork answer to go out.
+ANSWER_FIRST_MS = 20
+
 
 def session_entries(agent: Agent) -> list[entries.Entry]:
     """The pane's conversation as displayable entries."""
@@ -64,6 +67,7 @@ class Connection:
         notify: Callable[[dict[str, Any]], None],
         approver: Approver,
         next_turn_id: Callable[[], int],
+        unsent: Callable[[], int] = lambda: 0,
     ) -> None:
         self.relay = EventRelay(notify, self._observe)
         self.approver = approver
@@ -77,6 +81,10 @@ class Connection:
         self._fork_ids = itertools.count(1)
         self._steer_ids = itertools.count(1)
         self._waiters: dict[int, wm.Completion[wm.TurnFinished]] = {}
+        self._forks: dict[str, wm.ForkOpened] = {}
+        self._answered_forks: asyncio.Queue[str] = asyncio.Queue()
+        # Bytes sent that the editor has not taken yet.
+        self._unsent = unsent
         self._progress: dict[int, TurnProgress] = {}
         self._ended: set[int] = set()
         self._stopping = False
@@ -146,6 +154,7 @@ class Connection:
         self.relay.attach(wm.MAIN, agent.events)
         self._group.start_soon(self._run_worker)
         self._group.start_soon(self._pump_worker_events)
+        self._group.start_soon(self._announce_forks)
         # Import the SDK and build its client now, off the loop, so the first
         # turn does not wait for them.
         threading.Thread(target=self.client.prepare, name="warm-up", daemon=True).start()
@@ -257,9 +266,8 @@ class Connection:
                 else:
                     self.end_turn(event)  # a promoted steer: nobody waits on a request
             case wm.ForkOpened():
-                self.relay.attach(event.pane, event.events)
-                fork = self.worker.agent(event.pane) if self.worker is not None else None
-                self._opened(event.pane, fork, items=event.items)
+                # Announced once agent/fork is answered (``announce_fork``).
+                self._forks[event.pane] = event
             case wm.SessionStarted():
                 self.relay.attach(event.pane, event.events)
                 if event.resumed is not None:
@@ -286,6 +294,34 @@ class Connection:
             fields["sessionId"] = agent.session_id
             fields["entries"] = session_entries(agent)
         self.relay.pane_event(pane, "pane.opened", start=True, **fields)
+
+    def fork_answered(self, pane: str) -> None:
+        """``agent/fork`` has been answered (sent): now announce the fork.
+
+        A long conversation's entries make a long ``pane.opened``, and the
+        answer must not wait for it. The fork's events wait in its agent
+        until then, so ``pane.opened`` is still the first of them."""
+        self._answered_forks.put_nowait(pane)
+
+    async def _announce_forks(self) -> None:
+        while True:
+            pane = await self._answered_forks.get()
+            # Let the answer reach the editor first: encoding a long pane.opened
+            # holds the interpreter, and the thread that writes would wait.
+            # (The writer's thread offers no event to wait on: polled, briefly.)
+            for _ in range(ANSWER_FIRST_MS):
+                if not self._unsent():
+                    break
+                await asyncio.sleep(0.001)
+            self._announce_fork(pane)
+
+    def _announce_fork(self, pane: str) -> None:
+        opened = self._forks.pop(pane, None)
+        if opened is None or self._stopping:
+            return
+        self.relay.attach(pane, opened.events)
+        fork = self.worker.agent(pane) if self.worker is not None else None
+        self._opened(pane, fork, items=opened.items)
 
     def _resumed(self, pane: str, agent: Agent, resumed: Resumed) -> None:
         fields: dict[str, Any] = {

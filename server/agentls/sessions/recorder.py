@@ -91,6 +91,10 @@ class SessionRecorder:
         """True once the session is on disk."""
         return self._writer is not None
 
+    @property
+    def writer(self) -> JournalWriter | None:
+        return self._writer
+
     def attach(self, history: History, settings: Settings) -> None:
         self._history = history
         self._settings = settings
@@ -205,6 +209,9 @@ class SessionRecorder:
         if self._writer is not None:
             self._writer.close()
         self._store.forget(self)
+        # No cycle through the history: a finished conversation is freed at
+        # once, not by a full garbage collection (long for a long one).
+        self._history, self._base, self._later = None, [], []
 
     # --- what clients see ---------------------------------------------------------------
 
