@@ -3,6 +3,7 @@ never answers, and process checks. Every wait here has a timeout."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -162,3 +163,21 @@ def kill_quietly(pids: list[int]) -> None:
             os.kill(pid, 9)
         except OSError:
             pass
+
+
+async def wait_gone(pid: int, timeout: float = WAIT) -> None:
+    """Wait until a process (not necessarily our child) has exited: its pidfd
+    becomes readable then."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return
+    gone = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    loop.add_reader(fd, gone.set)
+    try:
+        async with asyncio.timeout(timeout):
+            await gone.wait()
+    finally:
+        loop.remove_reader(fd)
+        os.close(fd)

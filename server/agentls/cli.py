@@ -21,6 +21,12 @@ def _address(value: str) -> tuple[str, int]:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    if args.reattach:  # a bridge: nothing of the server is loaded here
+        from pathlib import Path
+
+        from agentls.client.bridge import run_bridge
+
+        return run_bridge(Path.cwd(), args.linger, args.log_level)
     from agentls.server import logs
 
     logs.configure(args.log_level, args.log_file)
@@ -41,6 +47,16 @@ def _serve(args: argparse.Namespace) -> int:
             return 2
     server = AgentServer(ServerOptions(log_level=args.log_level, token=args.token))
     _bridge_logs(server)
+    if args.listen is not None:
+        from pathlib import Path
+
+        from agentls.server.attach import serve_listen
+        from agentls.server.transport import _limit
+
+        limit = _limit()
+        if limit is None:
+            return 2
+        return serve_listen(server, Path(args.listen), args.linger, limit)
     if args.tcp is not None:
         return serve_tcp(server, *args.tcp)
     if args.ws is not None:
@@ -116,6 +132,25 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument("--tcp", type=_address, metavar="HOST:PORT", help="serve one client on TCP")
     where.add_argument(
         "--ws", type=_address, metavar="HOST:PORT", help="serve one client on WebSocket"
+    )
+    where.add_argument(
+        "--listen",
+        metavar="SOCKET",
+        help="serve editors one after another on a Unix socket; the agents outlive a "
+        "disconnected editor for --linger seconds (an editor that reloads attaches again)",
+    )
+    where.add_argument(
+        "--reattach",
+        action="store_true",
+        help="on stdio, through this workspace's --listen server (started if none runs): "
+        "the server survives the editor's restart",
+    )
+    serve.add_argument(
+        "--linger",
+        type=float,
+        default=120.0,
+        metavar="SECONDS",
+        help="with --listen/--reattach: how long the server waits for an editor (default 120)",
     )
     serve.add_argument(
         "--allow-remote",
