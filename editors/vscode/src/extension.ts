@@ -61,7 +61,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     },
     onRunning: () => {
       settings = currentSettings();
-      events.controller?.serverStarted({ effort: settings.effort, fastMode: settings.fastMode });
+      const controller = events.controller;
+      controller?.serverStarted({ effort: settings.effort, fastMode: settings.fastMode });
+      const capabilities = agentServer.adapter.capabilities();
+      if (capabilities?.attached === true) {
+        // A server that ran on while this window reloaded: its transcripts come back.
+        void controller?.rebuild(capabilities.panes ?? ['main']);
+      } else {
+        void controller?.offerResume();
+      }
     },
     onStopped: (reason) => events.controller?.serverStopped(reason),
   });
@@ -96,6 +104,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   command('agentls.setEffort', () => controller.setEffort());
   command('agentls.toggleFastMode', () => controller.toggleFastMode());
   command('agentls.newSession', () => controller.newSession());
+  command('agentls.resumeSession', () => controller.resumeSession());
+  command('agentls.deleteSession', () => controller.deleteSession());
   command('agentls.showTranscript', () => panels.showAll());
   command('agentls.showServerLog', () => agentServer.showLog());
   command('agentls.restartServer', () => agentServer.restart());
@@ -167,6 +177,12 @@ async function watchPythonInterpreter(context: vscode.ExtensionContext, agentSer
 }
 
 export async function deactivate(): Promise<void> {
-  await server?.stop();
+  // A window that reloads (or closes) leaves a --reattach server running: the
+  // next window attaches to it, its turns still going. Otherwise stop it.
+  if (server?.reattachable === true) {
+    await server.detach();
+  } else {
+    await server?.stop();
+  }
   server = undefined;
 }

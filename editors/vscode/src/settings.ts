@@ -14,6 +14,7 @@ import {
 } from './protocol';
 
 export const SECTION = 'agentls';
+export const DEFAULT_RETENTION = 200;
 
 export interface Settings {
   model: string;
@@ -23,11 +24,19 @@ export interface Settings {
   /** The full command line, already split; empty: not set. */
   serverCommand: string[];
   pythonPath: string;
+  /** Start the server through `serve --reattach`: it outlives a window reload. */
+  reattach: boolean;
+  /** Sessions kept per workspace (0: none). */
+  sessionRetention: number;
 }
 
 /** `vscode.WorkspaceConfiguration` has this shape. */
 export interface ConfigurationReader {
   get<T>(key: string): T | undefined;
+}
+
+function retention(value: unknown): number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : DEFAULT_RETENTION;
 }
 
 function text(value: unknown): string {
@@ -50,12 +59,17 @@ export function readSettings(config: ConfigurationReader): Settings {
     fastMode: config.get<unknown>('fastMode') === true,
     serverCommand,
     pythonPath: text(config.get('pythonPath')),
+    reattach: config.get<unknown>('reattach') !== false,
+    sessionRetention: retention(config.get<unknown>('sessionRetention')),
   };
 }
 
 /** `initializationOptions` for `initialize`: empty settings are left to the server's defaults. */
 export function initializationOptions(settings: Settings, workspace?: string): InitializationOptions {
   const options: InitializationOptions = { effort: settings.effort, fastMode: settings.fastMode };
+  if (settings.sessionRetention !== DEFAULT_RETENTION) {
+    options.sessionRetention = settings.sessionRetention;
+  }
   if (settings.model !== '') {
     options.model = settings.model;
   }
@@ -100,7 +114,10 @@ export function configurationChange(
 /** Whether the server must be restarted for the change (its command line changed). */
 export function needsRestart(previous: Settings, next: Settings): boolean {
   return (
-    previous.pythonPath !== next.pythonPath || previous.serverCommand.join('\u0000') !== next.serverCommand.join('\u0000')
+    previous.pythonPath !== next.pythonPath ||
+    previous.serverCommand.join('\u0000') !== next.serverCommand.join('\u0000') ||
+    previous.reattach !== next.reattach ||
+    previous.sessionRetention !== next.sessionRetention
   );
 }
 

@@ -6,7 +6,7 @@
 
 import MarkdownIt from 'markdown-it';
 import { receiptSummary, toolStatusLabel, turnStatusLabel, usageSummary } from '../format';
-import { Transcript, type Entry, type Item, type Notice, type ToolCallEntry, type Turn } from '../transcript';
+import { type Earlier, Transcript, type Entry, type Item, type Notice, type ToolCallEntry, type Turn } from '../transcript';
 import type { HostMessage, ViewMessage, ViewState } from '../viewMessages';
 
 interface VsCodeApi {
@@ -113,7 +113,8 @@ class TranscriptRenderer {
   private renderItem(item: Item): void {
     let node = this.items.get(item.key);
     if (node === undefined) {
-      node = item.type === 'turn' ? this.createTurn(item) : this.createNotice(item);
+      node =
+        item.type === 'turn' ? this.createTurn(item) : item.type === 'earlier' ? this.createEarlier(item) : this.createNotice(item);
       this.items.set(item.key, node);
       this.root.append(node);
     }
@@ -126,6 +127,34 @@ class TranscriptRenderer {
     const node = element('div', 'notice', notice.text);
     node.dataset.level = notice.level;
     node.setAttribute('role', notice.level === 'info' ? 'status' : 'alert');
+    return node;
+  }
+
+  /** A conversation shown as it was stored: prompts, answers, tool calls, steers, summaries. */
+  private createEarlier(earlier: Earlier): HTMLElement {
+    const node = element('details', 'earlier');
+    node.open = true;
+    node.append(element('summary', undefined, earlier.title));
+    for (const entry of earlier.entries) {
+      const row = element('div', `earlier-entry ${entry.role}`);
+      row.dataset.role = entry.role;
+      if (entry.role === 'assistant' || entry.role === 'summary' || entry.role === 'user') {
+        if (entry.role !== 'assistant') {
+          row.append(element('div', 'who', entry.role === 'user' ? 'You' : 'Summary of earlier turns'));
+        }
+        const text = element('div', 'markdown');
+        text.innerHTML = markdown.render(entry.text);
+        row.append(text);
+      } else if (entry.role === 'tool') {
+        row.dataset.status = entry.status ?? 'completed';
+        const title = element('span', 'title');
+        title.innerHTML = markdown.renderInline(entry.text);
+        row.append(element('span', 'icon'), title, element('span', 'state', entry.status ?? ''));
+      } else {
+        row.append(element('span', 'label', 'Steer'), element('span', 'text', entry.text));
+      }
+      node.append(row);
+    }
     return node;
   }
 

@@ -57,7 +57,13 @@ export class FakeUi implements Ui {
     return this.inputs.shift();
   }
 
+  /** The items of every quick pick shown, in order. */
+  readonly pickItems: PickItem[][] = [];
+  /** The buttons of every info message shown, in order. */
+  readonly infoActions: string[][] = [];
+
   async quickPick<T extends string>(items: PickItem<T>[]): Promise<T | undefined> {
+    this.pickItems.push(items);
     const wanted = this.picks.shift();
     return items.find((item) => item.value === wanted)?.value;
   }
@@ -72,8 +78,9 @@ export class FakeUi implements Ui {
     }
   }
 
-  async info(message: string): Promise<string | undefined> {
+  async info(message: string, ...actions: string[]): Promise<string | undefined> {
     this.infos.push(message);
+    this.infoActions.push(actions);
     return this.answer;
   }
 

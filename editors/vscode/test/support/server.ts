@@ -52,7 +52,11 @@ export class ServerProcess implements Client {
     });
   }
 
-  static async start(options: InitializationOptions & { workspace?: string } = {}): Promise<ServerProcess> {
+  /** `env`: more of the server's environment (`AGENTLS_STATE_DIR`, say, for servers that share sessions). */
+  static async start(
+    options: InitializationOptions & { workspace?: string } = {},
+    env: Record<string, string> = {},
+  ): Promise<ServerProcess> {
     const scratch: string[] = [];
     const workspace = options.workspace ?? tempDir('workspace');
     if (options.workspace === undefined) {
@@ -64,7 +68,7 @@ export class ServerProcess implements Client {
       cwd: workspace,
       // A home of its own: exec_command runs `bash -lc`, and the user's login
       // profile (pyenv, nvm...) is slow and not what these tests are about.
-      env: { ...process.env, HOME: home, OPENAI_API_KEY: 'sk-test-not-a-real-key', PYTHONUNBUFFERED: '1' },
+      env: { ...process.env, HOME: home, OPENAI_API_KEY: 'sk-test-not-a-real-key', PYTHONUNBUFFERED: '1', ...env },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     const connection = createMessageConnection(

@@ -76,6 +76,8 @@ describe('the extension in a stub VS Code', () => {
       'agentls.setEffort': 'Set Effort',
       'agentls.toggleFastMode': 'Toggle Fast Mode',
       'agentls.newSession': 'New Session',
+      'agentls.resumeSession': 'Resume Session…',
+      'agentls.deleteSession': 'Delete Session…',
       'agentls.showTranscript': 'Show Transcript',
       'agentls.showServerLog': 'Show Server Log',
       'agentls.showServerStatus': 'Show Server Status',
@@ -188,9 +190,11 @@ describe('the extension in a stub VS Code', () => {
     view.webview.received.fire({ type: 'cancel' });
     view.webview.received.fire({ type: 'closePane' });
     view.webview.received.fire({ type: 'bogus' });
-    await waitFor('three requests', () => client.requests.length === 3);
+    // (The start asked agent/sessions, to offer the last session: not part of this.)
+    const sent = () => client.requests.filter((request) => request.method !== 'agent/sessions');
+    await waitFor('three requests', () => sent().length === 3);
     assert.deepEqual(
-      client.requests.map((request) => [request.method, request.params]),
+      sent().map((request) => [request.method, request.params]),
       [
         ['agent/steer', { pane: 'main', prompt: 'use tabs' }],
         ['agent/cancel', { pane: 'main' }],
@@ -202,7 +206,9 @@ describe('the extension in a stub VS Code', () => {
     await vscode.commands.executeCommand('agentls.closePane');
     await vscode.commands.executeCommand('agentls.closePane', 'main');
     assert.deepEqual(
-      client.requests.slice(3).map((request) => [request.method, request.params]),
+      sent()
+        .slice(3)
+        .map((request) => [request.method, request.params]),
       [
         ['agent/closePane', { pane: 'fork-1' }],
         ['agent/closePane', { pane: 'main' }],

@@ -24,6 +24,8 @@ describe('settings', () => {
       fastMode: false,
       serverCommand: [],
       pythonPath: '',
+      reattach: true,
+      sessionRetention: 200,
     });
   });
 
@@ -50,6 +52,13 @@ describe('settings', () => {
 
   test('initializationOptions leaves empty settings to the server', () => {
     assert.deepEqual(initializationOptions(defaults), { effort: 'medium', fastMode: false });
+    assert.deepEqual(initializationOptions({ ...defaults, sessionRetention: 0 }), {
+      effort: 'medium',
+      fastMode: false,
+      sessionRetention: 0,
+    });
+    assert.equal(readSettings(reader({ sessionRetention: -3 })).sessionRetention, 200);
+    assert.equal(readSettings(reader({ reattach: false })).reattach, false);
     assert.deepEqual(
       initializationOptions({ ...defaults, model: 'm', baseUrl: 'http://x/v1', effort: 'high' }, '/ws'),
       { effort: 'high', fastMode: false, model: 'm', baseUrl: 'http://x/v1', workspace: '/ws' },
@@ -71,6 +80,8 @@ describe('settings', () => {
     assert.equal(needsRestart(defaults, { ...defaults, model: 'x', effort: 'high' }), false);
     assert.equal(needsRestart(defaults, { ...defaults, pythonPath: '/p' }), true);
     assert.equal(needsRestart(defaults, { ...defaults, serverCommand: ['agentls', 'serve'] }), true);
+    assert.equal(needsRestart(defaults, { ...defaults, reattach: false }), true);
+    assert.equal(needsRestart(defaults, { ...defaults, sessionRetention: 5 }), true);
   });
 
   test('command lines split like a shell', () => {
