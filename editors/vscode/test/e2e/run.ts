@@ -18,7 +18,16 @@
  *      the status bar says so, and the sleep process is gone.
  *   3. A screenshot goes to test-output/e2e/ (and to docs/images/ when
  *      AGENTLS_UPDATE_SCREENSHOT=1 or when it is missing there).
- *   4. AgentLS: Fork opens fork-1 beside main; AgentLS: Close Pane closes it.
+ *   4. AgentLS: Fork opens fork-1 beside main, showing what it inherited;
+ *      AgentLS: Close Pane closes it.
+ *   5. AgentLS: New Session, then AgentLS: Resume Session… picks the first
+ *      session from the quick pick: its transcript (prompts, answer, tool
+ *      calls) is back in main.
+ *   6. A turn streams (held mid-answer); Developer: Reload Window; the
+ *      reloaded window attaches to the server that ran on (it was started
+ *      through `serve --reattach`), rebuilds the transcript from
+ *      agent/history with the text streamed so far, and the turn finishes
+ *      in it.
  *
  * Needs `scripts/toolchain.sh e2e` (code-server, Chromium, playwright-core
  * under $E2E_CACHE) and the built agentls.vsix. Synchronises on DOM state
@@ -88,6 +97,9 @@ const ANSWER =
   '```python\nprint("hello from the fake model")\n```\n\n' +
   'All done: this answer arrived in pieces.';
 const SLEEPER = 'sleep 300 & echo pid=$!; wait';
+const SLOW = 'Counting: one, two, three, four, five, six, seven, eight, nine, ten. Done counting.';
+/** Seconds the server waits for a window to come back (and, at the end, outlives code-server). */
+const LINGER = 15;
 
 const started = Date.now();
 function log(message: string): void {
@@ -398,9 +410,11 @@ async function main(): Promise<void> {
     // Held after a few deltas until the transcript has shown them: streaming, seen without a race.
     held('answer', 12, { text: ANSWER, chunks: 40, delay: 0.01 }),
     { tool_call: { name: 'exec_command', arguments: { cmd: SLEEPER }, call_id: 'call_sleep' } },
+    held('slow', 8, { text: SLOW, chunks: 30, delay: 0.01 }),
   ]);
   const missing = path.join(root, 'not-installed', 'agentls');
-  const dirs = prepareWorkspace(root, fake.baseUrl, [missing, 'serve']);
+  // As the extension starts a server it finds itself: through --reattach (scenario 6).
+  const dirs = prepareWorkspace(root, fake.baseUrl, [missing, 'serve', '--reattach', '--linger', String(LINGER)]);
   log(`fake model at ${fake.baseUrl}; workspace ${dirs.workspace}`);
   installExtension(dirs);
   log('extension installed');
@@ -517,6 +531,12 @@ async function main(): Promise<void> {
     await runCommand(page, 'AgentLS: Fork');
     const fork = await transcriptFrame(page, 'fork-1');
     await fork.locator('.notice').filter({ hasText: /Forked: \d+ conversation items? copied/ }).waitFor({ timeout: 20_000 });
+    const inherited = fork.locator('.earlier').filter({ hasText: 'What this fork inherited' });
+    await inherited.waitFor({ timeout: 20_000 });
+    const inheritedText = (await inherited.textContent()) ?? '';
+    if (!inheritedText.includes('All done: this answer arrived in pieces.') || !inheritedText.includes('Run the sleeper')) {
+      throw new Error(`the fork does not show what it inherited: ${inheritedText}`);
+    }
     await fork.locator('button[data-action="closePane"]').waitFor({ state: 'visible', timeout: 10_000 });
     await page.screenshot({ path: path.join(OUTPUT, 'fork.png') });
     log('fork-1 open beside main');
@@ -528,6 +548,65 @@ async function main(): Promise<void> {
       100,
     );
     log('fork closed');
+
+    // 5. A new session, then the first one back from AgentLS: Resume Session….
+    await runCommand(page, 'AgentLS: New Session');
+    await frame.locator('.notice').filter({ hasText: 'New session' }).waitFor({ timeout: 20_000 });
+    await runCommand(page, 'AgentLS: Resume Session…');
+    const pick = page.locator('.quick-input-list .monaco-list-row').filter({ hasText: 'What does this project do?' }).first();
+    await pick.waitFor({ state: 'visible', timeout: 20_000 });
+    const pickText = (await pick.textContent()) ?? '';
+    if (!/2 turns/.test(pickText) || !/ago|just now/.test(pickText)) {
+      throw new Error(`the quick pick does not show age and turns: ${pickText}`);
+    }
+    await pick.click();
+    const resumed = frame.locator('.earlier').filter({ hasText: 'Resumed “What does this project do?” (2 turns)' });
+    await resumed.waitFor({ timeout: 20_000 });
+    const resumedText = (await resumed.textContent()) ?? '';
+    if (!resumedText.includes('All done: this answer arrived in pieces.') || !resumedText.includes('sleep 300')) {
+      throw new Error(`the resumed transcript is not the old one: ${resumedText}`);
+    }
+    await page.screenshot({ path: path.join(OUTPUT, 'resumed.png') });
+    log('session resumed from the picker; its transcript is back');
+
+    // 6. Reload the window in the middle of a turn: the turn goes on in the rebuilt transcript.
+    await ask(page, 'Count slowly');
+    await frame.waitForFunction(
+      () => (document.querySelector('.turn[data-status="running"] .entry.message')?.textContent ?? '').includes('Counting'),
+      undefined,
+      { timeout: 30_000, polling: 50 },
+    );
+    await fake.waitReached('slow');
+    const before = agentlsServer(dirs.workspace);
+    await runCommand(page, 'Developer: Reload Window');
+    await page.locator('.monaco-workbench').waitFor({ state: 'detached', timeout: 30_000 }).catch(() => undefined);
+    await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: 60_000 });
+    log('window reloaded');
+    const rebuilt = await transcriptFrame(page);
+    const streamed = (await rebuilt.waitForFunction(
+      () => {
+        const text = document.querySelector('.turn[data-status="running"] .entry.message')?.textContent ?? '';
+        return text.includes('Counting') ? text : false;
+      },
+      undefined,
+      { timeout: 60_000, polling: 50 },
+    )) as { jsonValue(): Promise<string> };
+    const partialAfterReload = await streamed.jsonValue();
+    if ((await rebuilt.locator('.earlier').filter({ hasText: 'Resumed “What does this project do?”' }).count()) !== 1) {
+      throw new Error('the rebuilt transcript lost the resumed conversation');
+    }
+    const after = agentlsServer(dirs.workspace);
+    if (before === undefined || after !== before) {
+      throw new Error(`the server did not outlive the window: before ${before}, after ${after}`);
+    }
+    fake.release('slow');
+    await rebuilt.locator('.turn[data-status="completed"] .entry.message').filter({ hasText: 'Done counting.' }).waitFor({ timeout: 30_000 });
+    const finished = (await rebuilt.locator('.turn[data-status="completed"] .entry.message').filter({ hasText: 'Counting' }).first().textContent()) ?? '';
+    if (finished.trim() !== SLOW) {
+      throw new Error(`the turn did not finish whole in the rebuilt transcript: ${JSON.stringify(finished)}`);
+    }
+    await page.screenshot({ path: path.join(OUTPUT, 'reloaded.png') });
+    log(`reloaded mid-turn: the rebuilt transcript had "${partialAfterReload}", then the whole answer (server pid ${after})`);
     if (process.env.AGENTLS_UPDATE_SCREENSHOT === '1' || !fs.existsSync(DOCS_SCREENSHOT)) {
       fs.mkdirSync(path.dirname(DOCS_SCREENSHOT), { recursive: true });
       fs.copyFileSync(shot, DOCS_SCREENSHOT);
@@ -552,10 +631,11 @@ async function main(): Promise<void> {
       process.kill(sleeperPid, 'SIGKILL');
     }
   }
+  // The server outlives a window by design (scenario 6): LINGER seconds after the last one left.
   await waitFor(
-    'the agentls server to exit with code-server',
+    'the agentls server to exit after code-server',
     () => agentlsProcesses(dirs.workspace).length === 0,
-    10_000,
+    (LINGER + 15) * 1000,
     100,
   ).catch(() => {
     throw new Error(`agentls processes outlived code-server: ${agentlsProcesses(dirs.workspace).join(', ')}`);
@@ -574,6 +654,17 @@ async function stopCodeServer(child: ChildProcess): Promise<void> {
   if (!stopped) {
     process.kill(-child.pid, 'SIGKILL');
   }
+}
+
+/** The pid of the long-lived server (`serve --listen`) of the workspace, if one runs. */
+function agentlsServer(workspace: string): number | undefined {
+  return agentlsProcesses(workspace).find((pid) => {
+    try {
+      return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes('--listen');
+    } catch {
+      return false;
+    }
+  });
 }
 
 /** Live agentls servers whose working directory is our workspace. */
