@@ -10,10 +10,13 @@ local expected = {
   "AgentAsk",
   "AgentCancel",
   "AgentClosePane",
+  "AgentDeleteSession",
   "AgentEffort",
   "AgentFast",
   "AgentFork",
   "AgentNew",
+  "AgentResume",
+  "AgentSessions",
   "AgentSteer",
   "AgentStop",
   "AgentToggle",
@@ -31,7 +34,8 @@ H.check(
   vim.deep_equal(
     plugs,
     vim.tbl_filter(function(c)
-      return c ~= "AgentStop"
+      -- No <Plug> for these: map the command itself (:AgentResume<CR> picks).
+      return not vim.tbl_contains({ "AgentStop", "AgentResume", "AgentSessions", "AgentDeleteSession" }, c)
     end, expected)
   ),
   "the <Plug> mappings: " .. vim.inspect(plugs)

@@ -22,6 +22,9 @@ M.defaults = {
   -- When a tool call must be allowed first: "never", "on-request" (anything
   -- that may change something) or "always"; nil: the server's default.
   approval = nil, --- @type "never"|"on-request"|"always"|nil
+  -- Stored sessions kept for the workspace (the least recently changed go
+  -- first); 0 stores none; nil: the server's default (200).
+  session_retention = nil, --- @type integer|nil
   -- One server per workspace root. Each entry is a marker name or a list of
   -- names of equal priority; the first entry that finds a root wins; else the
   -- current directory.
@@ -137,6 +140,11 @@ local schema = {
   effort = one_of(M.efforts),
   fast_mode = boolean,
   approval = one_of(M.approvals),
+  session_retention = function(v)
+    if type(v) ~= "number" or v < 0 or v % 1 ~= 0 then
+      return "a whole number of sessions (0 or more)"
+    end
+  end,
   root_markers = function(v)
     if type(v) ~= "table" or not vim.islist(v) then
       return "a list of marker names or lists of names"
@@ -303,6 +311,7 @@ function M.init_options(root, settings, opts)
   end
   init.fastMode = fast
   init.approval = opts.approval
+  init.sessionRetention = opts.session_retention
   return init
 end
 
