@@ -16,6 +16,7 @@ import httpx2
 
 from agentls.agent.agent import Agent
 from agentls.agent.events import AgentEvent
+from agentls.agent.recorder import Recorder
 from agentls.config import AgentConfig, ModelConfig, ToolConfig
 from agentls.model.client import ResponsesClient
 
@@ -121,6 +122,7 @@ async def running_agent(
     *,
     client: ResponsesClient | None = None,
     tools: ToolConfig | None = None,
+    recorder: Recorder | None = None,
     **model_overrides: Any,
 ) -> AsyncIterator[tuple[Agent, EventLog]]:
     """An agent on the fake model (or a given client), with its events collected."""
@@ -129,7 +131,7 @@ async def running_agent(
             assert base_url is not None
             client = ResponsesClient(model_config(base_url, **model_overrides))
         config = AgentConfig(workspace=workspace, model=client.config, tools=tools or ToolConfig())
-        agent = Agent(group, client, config)
+        agent = Agent(group, client, config, recorder=recorder)
         log = EventLog()
         group.start_soon(log.pump, agent)
         try:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +18,6 @@ from agentls.agent.agent import Agent, user_message
 from agentls.agent.errors import InvalidSnapshot
 from agentls.agent.settings import SettingChange
 from agentls.agent.snapshot import check_items
-from agentls.config import AgentConfig, ToolConfig
-from agentls.model.client import ResponsesClient
 from agentls.model.types import Item
 from agentls.sessions import journal
 from agentls.sessions.entries import build
@@ -28,7 +26,7 @@ from agentls.sessions.replay import INTERRUPTED_OUTPUT
 from agentls.sessions.store import SessionBusy, SessionNotFound, SessionStore
 from agentls.testing.fake_model import FakeModel, Reply
 
-from .support import WAIT, EventLog, model_config
+from .support import WAIT, EventLog, running_agent
 
 KEY = "sk-test-STORE-distinctive-0a9b8c7d6e5f"
 
@@ -44,23 +42,10 @@ def store_for(tmp_path: Path, workspace: Path, retention: int = 200) -> SessionS
     )
 
 
-@asynccontextmanager
-async def recorded_agent(
+def recorded_agent(
     fake: FakeModel, store: SessionStore, workspace: Path
-) -> AsyncIterator[tuple[Agent, EventLog]]:
-    async with anyio.create_task_group() as group:
-        client = ResponsesClient(model_config(fake.base_url, api_key=KEY))
-        config = AgentConfig(workspace=workspace, model=client.config, tools=ToolConfig())
-        agent = Agent(group, client, config, recorder=store.recorder())
-        log = EventLog()
-        group.start_soon(log.pump, agent)
-        try:
-            yield agent, log
-        finally:
-            with anyio.fail_after(WAIT), anyio.CancelScope(shield=True):
-                await agent.shutdown()
-                await client.aclose()
-            group.cancel_scope.cancel()
+) -> AbstractAsyncContextManager[tuple[Agent, EventLog]]:
+    return running_agent(fake.base_url, workspace, recorder=store.recorder(), api_key=KEY)
 
 
 @pytest.fixture

@@ -101,7 +101,13 @@ def run_demo(args: argparse.Namespace) -> int:
         print(f"repository: {repo}\nprompt: {PROMPT}\n", file=out)
         with run_in_thread() as model:
             model.on_request(scripted_model)
-            options = {"workspace": str(repo), "baseUrl": model.base_url, "model": "scripted-demo"}
+            # A throwaway copy of the example: nothing of it is worth storing as a session.
+            options = {
+                "workspace": str(repo),
+                "baseUrl": model.base_url,
+                "model": "scripted-demo",
+                "sessionRetention": 0,
+            }
             code = asyncio.run(run_turn(PROMPT, options, renderer))
         after = (repo / "stats.py").read_text()
         diff = difflib.unified_diff(

@@ -141,23 +141,29 @@ class Connection:
             retention=options.session_retention,
             secret=model.api_key,
         )
-        assert self._group is not None
-        agent = Agent(
-            self._group,
-            self.client,
-            self.config,
-            settings=settings,
-            approver=self.approver,
-            recorder=self.store.recorder(),
-        )
+        agent = self._agent(settings, History(), self.store.recorder())
         self.worker = PaneWorker(agent)
         self.relay.attach(wm.MAIN, agent.events)
+        assert self._group is not None
         self._group.start_soon(self._run_worker)
         self._group.start_soon(self._pump_worker_events)
         self._group.start_soon(self._announce_forks)
         # Import the SDK and build its client now, off the loop, so the first
         # turn does not wait for them.
         threading.Thread(target=self.client.prepare, name="warm-up", daemon=True).start()
+
+    def _agent(self, settings: Settings, history: History, recorder: SessionRecorder) -> Agent:
+        """A pane's agent, on this connection's model client and task group."""
+        assert self._group is not None and self.client is not None and self.config is not None
+        return Agent(
+            self._group,
+            self.client,
+            self.config,
+            settings=settings,
+            history=history,
+            approver=self.approver,
+            recorder=recorder,
+        )
 
     async def _run_worker(self) -> None:
         assert self.worker is not None
@@ -383,16 +389,7 @@ class Connection:
         # what the user has now, so resuming never loosens it.
         approval_changed = settings.approval != current.settings.approval
         settings.approval = current.settings.approval
-        assert self._group is not None
-        agent = Agent(
-            self._group,
-            self.client,
-            self.config,
-            settings=settings,
-            history=History(resumed.items),
-            approver=self.approver,
-            recorder=resumed.recorder,
-        )
+        agent = self._agent(settings, History(resumed.items), resumed.recorder)
         if approval_changed:
             resumed.recorder.settings_changed()
         reply: wm.Completion[wm.SessionStarted | wm.Failure] = wm.Completion()
