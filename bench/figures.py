@@ -83,7 +83,7 @@ class Sizes:
             fork_wire_reps=10,
             memory_items=10_000,
             import_reps=2,
-            sessions_reps=8,
+            sessions_reps=12,
             resume_items=10_000,
             resume_reps=10,
             list_sessions=200,

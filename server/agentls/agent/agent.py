@@ -152,9 +152,13 @@ class Agent:
             raise InvalidRequest("the prompt is empty")
         text = valid_unicode(text)
         turn = Turn(self, next(self._ids) if turn_id is None else turn_id, text)
+        queued_behind = self.busy
         self._queue.append(turn)
         self._wakeup.set()
-        self.waiting_changed()
+        if queued_behind:
+            # It waits behind another turn: the recorder keeps it meanwhile.
+            # (Into an idle pane it starts at once, and turn_started records it.)
+            self.waiting_changed()
         return turn
 
     def change_setting(self, change: SettingChange) -> None:

@@ -160,6 +160,8 @@ class SessionStore:
                 del self._open[recorder.session_id]
 
     def write_meta(self, recorder: SessionRecorder) -> None:
+        """Rewrite a session's summary (at once: a listing after a crash must
+        count the turn that was running)."""
         if not recorder.saved:
             return
         meta = {
