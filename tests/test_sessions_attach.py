@@ -203,3 +203,22 @@ async def test_a_newer_editor_takes_over_and_another_workspace_is_refused(
                 await intruder.process.wait()
         finally:
             await stop_server(sock)
+
+
+async def test_the_bridge_refuses_a_socket_folder_others_can_use(
+    workspace: Path, env: dict[str, str]
+) -> None:
+    folder = Path(env["XDG_RUNTIME_DIR"]) / "agentls"
+    folder.mkdir(mode=0o777)
+    folder.chmod(0o777)  # as if someone else had made it for us
+    bridge = await asyncio.create_subprocess_exec(
+        *BRIDGE,
+        env=env,
+        cwd=str(workspace),
+        stdin=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    _, err = await asyncio.wait_for(bridge.communicate(), WAIT)
+    assert bridge.returncode == 1
+    assert "closed to others" in err.decode()
+    assert list(folder.iterdir()) == [], "no server was started, nothing connected"

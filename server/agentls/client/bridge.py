@@ -25,6 +25,13 @@ START_TIMEOUT = 30.0  # seconds for a new server to start listening
 
 def run_bridge(workspace: Path, linger: float, log_level: str) -> int:
     path = socket_path(workspace)
+    try:
+        # Before connecting: a socket in a folder someone else controls could
+        # be anyone's server.
+        _private(runtime_folder())
+    except OSError as exc:
+        print(f"agentls: {exc}", file=sys.stderr, flush=True)
+        return 1
     connection = _connect(path)
     if connection is None:
         connection, problem = _start_server(path, workspace, linger, log_level)
@@ -55,10 +62,6 @@ def _private(folder: Path) -> None:
 def _start_server(
     path: Path, workspace: Path, linger: float, log_level: str
 ) -> tuple[socket.socket | None, str]:
-    try:
-        _private(runtime_folder())
-    except OSError as exc:
-        return None, str(exc)
     log_file = path.with_suffix(".log")
     with open(log_file, "ab") as log:
         server = subprocess.Popen(
