@@ -25,6 +25,7 @@ FIGURES = (
     "load",
     "sandbox",
     "mcp",
+    "sessions",
 )
 
 

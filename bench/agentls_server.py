@@ -71,30 +71,19 @@ class AgentlsServer:
         *,
         home: Path | None = None,
         initialize: bool = True,
-        mcp_servers: dict[str, Any] | None = None,
+        options: dict[str, Any] | None = None,
     ) -> AgentlsServer:
         client = await LspClient.spawn(
             command or SERVE, env=environment(home), cwd=str(workspace), stderr=stderr
         )
         session = cls(client)
         if initialize:
-            await session.initialize(base_url, workspace, mcp_servers)
+            await session.initialize(base_url, workspace, options)
         return session
 
     async def initialize(
-        self, base_url: str, workspace: Path, mcp_servers: dict[str, Any] | None = None
+        self, base_url: str, workspace: Path, options: dict[str, Any] | None = None
     ) -> dict[str, Any]:
-        options: dict[str, Any] = {
-            "workspace": str(workspace),
-            "baseUrl": base_url,
-            "model": "gpt-fake",
-            # Room for the long conversations (10,000 items is ~300k tokens):
-            # submit → request is measured without a compaction in the way;
-            # the compaction figure compacts on purpose.
-            "contextWindow": 2_000_000,
-        }
-        if mcp_servers is not None:
-            options["mcpServers"] = mcp_servers
         msg_id, future = self.client.request(
             "initialize",
             {
@@ -102,7 +91,16 @@ class AgentlsServer:
                 "rootUri": workspace.as_uri(),
                 "capabilities": {"window": {"workDoneProgress": True}},
                 "clientInfo": {"name": "agentls bench"},
-                "initializationOptions": options,
+                "initializationOptions": {
+                    "workspace": str(workspace),
+                    "baseUrl": base_url,
+                    "model": "gpt-fake",
+                    # Room for the long conversations (10,000 items is ~300k tokens):
+                    # submit → request is measured without a compaction in the way;
+                    # the compaction figure compacts on purpose.
+                    "contextWindow": 2_000_000,
+                    **(options or {}),
+                },
             },
         )
         async with asyncio.timeout(60):

@@ -112,6 +112,8 @@ def assemble(run: Run) -> Results:
         _mcp(run, results)
     if "compaction" in raw:
         _compaction(run, results)
+    if "sessions" in raw:
+        _sessions(run, results)
     return results
 
 
@@ -184,6 +186,59 @@ def _compaction(run: Run, results: Results) -> None:
             f"the summary request read {largest['summary_input_tokens']:,} tokens",
         )
     )
+
+
+def _sessions(run: Run, results: Results) -> None:
+    raw = run.raw["sessions"]
+    on, off = OURS, "agentls, sessions off"
+    fig = results.figure(
+        "sessions",
+        "Session store",
+        f"The {run.sizes.throughput_deltas:,}-delta flood on two servers, one saving its "
+        "sessions and one not (sessionRetention 0), in alternation; agent/resume of a "
+        f"{raw['resume_items']:,}-item session and agent/sessions with {raw['listed']} "
+        "sessions stored (round trips); the journal writes of one committed step "
+        "(response with a tool call, its 2 KB output, the commit) in-process: what the agent "
+        "waits for, and until the flusher thread has fsynced them.",
+    )
+    flood = raw["flood"]
+    for who, rows in ((on, flood["on"]), (off, flood["off"])):
+        fig.add("flood wall time", who, "s", [r["wall_s"] for r in rows])
+        fig.add("flood CPU time", who, "s", [r["cpu_s"] for r in rows])
+        lost = sum(1 for r in rows if not r["text_ok"])
+        fig.notes.append(f"{who}: text intact in {len(rows) - lost} of {len(rows)} runs")
+    for metric in ("flood wall time", "flood CPU time"):
+        saved, unsaved = fig.p(metric, on), fig.p(metric, off)
+        if saved is None or unsaved is None:
+            continue
+        fig.targets.append(
+            Target(
+                f"the store costs the flood ≤ 5% ({metric.removeprefix('flood ')}, p50)",
+                f"{saved:.3f} s vs {unsaved:.3f} s off",
+                f"{1.05 * unsaved:.3f} s",
+                _check(run, saved <= 1.05 * unsaved),
+                f"{(saved / unsaved - 1) * 100:+.1f}%" if unsaved else "",
+            )
+        )
+    checks = (
+        ("resume_ms", f"agent/resume, {raw['resume_items']:,} items", 200.0, "resume"),
+        ("list_ms", f"agent/sessions, {raw['listed']} sessions", 50.0, "listing"),
+        ("step_ms", "journal writes per committed step", 2.0, "write"),
+    )
+    fig.add("committed step → fsynced", on, "ms", raw["durable_ms"])
+    for key, metric, limit, what in checks:
+        fig.add(metric, on, "ms", raw[key])
+        p50, p90 = fig.p(metric, on), fig.p(metric, on, 90)
+        assert p50 is not None and p90 is not None
+        fig.targets.append(
+            Target(
+                f"{what}: {metric} p50 ≤ {limit:g} ms",
+                _fmt(p50),
+                _fmt(limit),
+                _check(run, p50 <= limit),
+                f"p90 {_fmt(p90)}",
+            )
+        )
 
 
 def _commit() -> str:

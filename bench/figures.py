@@ -57,6 +57,13 @@ class Sizes:
     memory_items: int
     import_reps: int
     sandbox_reps: int
+    # The session store (bench/sessions.py).
+    sessions_reps: int
+    resume_items: int
+    resume_reps: int
+    list_sessions: int
+    list_reps: int
+    step_reps: int
 
     @classmethod
     def full(cls) -> Sizes:
@@ -79,6 +86,12 @@ class Sizes:
             memory_items=10_000,
             import_reps=2,
             sandbox_reps=60,
+            sessions_reps=12,
+            resume_items=10_000,
+            resume_reps=10,
+            list_sessions=200,
+            list_reps=20,
+            step_reps=200,
         )
 
     @classmethod
@@ -102,6 +115,12 @@ class Sizes:
             memory_items=1_000,
             import_reps=0,
             sandbox_reps=3,
+            sessions_reps=1,
+            resume_items=100,
+            resume_reps=2,
+            list_sessions=5,
+            list_reps=2,
+            step_reps=5,
         )
 
 
@@ -235,6 +254,10 @@ class Run:
             if self.wants("mcp"):
                 await self._timed("mcp overhead", mcp_bench.overhead(self))
                 await self._timed("mcp startup", mcp_bench.startup(self))
+            if self.wants("sessions"):
+                from bench import sessions
+
+                await self._timed("sessions", sessions.measure(self))
         self.timings["total"] = time.monotonic() - started
         self.loadavg["end"] = os.getloadavg()
         return self.assemble()

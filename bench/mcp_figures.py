@@ -74,7 +74,7 @@ async def overhead(run: Run) -> None:
         run.workspace(),
         run.stderr_file("agentls-mcp"),
         home=run.home,
-        mcp_servers={"probe": probe_entry(log)},
+        options={"mcpServers": {"probe": probe_entry(log)}},
     )
     to_server: list[float] = []
     to_model: list[float] = []
@@ -143,7 +143,7 @@ async def startup(run: Run) -> None:
                 run.workspace(),
                 run.stderr_file("agentls-mcp-startup"),
                 home=run.home,
-                mcp_servers=configured,
+                options=None if configured is None else {"mcpServers": configured},
             )
             samples.append((session.t_initialized_ns - session.client.t_spawn_ns) / 1e6)
             # A first turn at once: the servers (and the SDK's import) start meanwhile.

@@ -163,6 +163,7 @@ _PANELS: list[tuple[str, list[str], str]] = [
         ["model's call → MCP server has it", "MCP answer → next model request"],
         "MCP tool-call overhead (ms)",
     ),
+    ("sessions", ["flood wall time", "flood CPU time"], "Session store: the flood (s)"),
 ]
 
 
@@ -189,6 +190,7 @@ def plot(results: Results, path: Path) -> str | None:
         "agentls, no load": "#90cdf4",
         "sandboxed": "#2b6cb0",
         "unsandboxed": "#90cdf4",
+        "agentls, sessions off": "#90cdf4",
     }
     for ax, (key, metrics, title) in zip(axes.flat, panels, strict=False):
         figure = figures[key]

@@ -3,6 +3,7 @@ never answers, and process checks. Every wait here has a timeout."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -16,6 +17,7 @@ import pytest
 
 from agentls.agent.agent import Agent
 from agentls.agent.events import AgentEvent
+from agentls.agent.recorder import Recorder
 from agentls.agent.settings import Settings
 from agentls.config import AgentConfig, ModelConfig, SandboxPolicy, ToolConfig
 from agentls.model.client import ResponsesClient
@@ -126,6 +128,7 @@ async def running_agent(
     unsandboxed: bool = False,
     settings: Settings | None = None,
     agent_options: dict[str, Any] | None = None,
+    recorder: Recorder | None = None,
     **model_overrides: Any,
 ) -> AsyncIterator[tuple[Agent, EventLog]]:
     """An agent on the fake model (or a given client), with its events collected.
@@ -146,7 +149,7 @@ async def running_agent(
         )
         if unsandboxed and settings is None:
             settings = Settings(approval="never")
-        agent = Agent(group, client, config, settings=settings)
+        agent = Agent(group, client, config, settings=settings, recorder=recorder)
         log = EventLog()
         group.start_soon(log.pump, agent)
         try:
@@ -238,3 +241,21 @@ def tool_outputs(fake: FakeModelThread) -> list[str]:
     return [
         i["output"] for i in fake.requests[-1].body["input"] if i["type"] == "function_call_output"
     ]
+
+
+async def wait_gone(pid: int, timeout: float = WAIT) -> None:
+    """Wait until a process (not necessarily our child) has exited: its pidfd
+    becomes readable then."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return
+    gone = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    loop.add_reader(fd, gone.set)
+    try:
+        async with asyncio.timeout(timeout):
+            await gone.wait()
+    finally:
+        loop.remove_reader(fd)
+        os.close(fd)

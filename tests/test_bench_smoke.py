@@ -65,6 +65,7 @@ def test_smoke_run_writes_the_table_json_and_plot(tmp_path: Path) -> None:
         "sandbox",
         "mcp",
         "compaction",
+        "sessions",
     }
     for figure in data["figures"]:
         assert figure["series"], figure["key"]
@@ -78,6 +79,8 @@ def test_smoke_run_writes_the_table_json_and_plot(tmp_path: Path) -> None:
     metrics = {s["metric"] for s in submit["series"]}
     assert "serialising the request body, 100 items (in-process)" in metrics
     assert "submit → model request, 100-item conversation" in metrics
+    store = next(f for f in data["figures"] if f["key"] == "sessions")
+    assert all("text intact in 1 of 1" in note for note in store["notes"])
     cancel = next(f for f in data["figures"] if f["key"] == "cancel")
     assert any("agentls: every process dead" in note for note in cancel["notes"])
     if importlib.util.find_spec("matplotlib") is not None:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import sys
@@ -175,3 +176,39 @@ async def test_exec_shows_the_context_meter_and_compactions(tmp_path: Path) -> N
     assert "⟳ compacting the conversation…" in err
     assert "(summary)" in err and "⟳ context compacted:" in err
     assert "of 272k (" in err  # the meter: the default model's window
+
+
+async def test_exec_resume_and_sessions_continue_list_and_delete(tmp_path: Path) -> None:
+    env = clean_env(AGENTLS_STATE_DIR=str(tmp_path / "state"))
+    work = tmp_path / "project"
+    work.mkdir()
+    async with FakeModel() as fake:
+        env["OPENAI_BASE_URL"] = fake.base_url
+        fake.script(Reply.text("The answer is 42."), Reply.text("Still 42."))
+        code, out, err = await run("exec", "what is the answer?", env=env, cwd=work)
+        assert code == 0, err
+        assert "— session " in err and "--resume" in err
+        code, listing, _ = await run("sessions", env=env, cwd=work)
+        assert code == 0 and "what is the answer?" in listing and "1  what" in listing
+        code, out, err = await run("exec", "--resume", "and", "why?", env=env, cwd=work)
+        assert code == 0, err
+        assert out.strip() == "Still 42."
+        assert "↺ resumed “what is the answer?” · 1 turns" in err
+        inputs = fake.requests[1].body["input"]
+        assert [part["text"] for item in inputs for part in item["content"]] == [
+            "what is the answer?",
+            "The answer is 42.",
+            "and why?",
+        ]
+        code, listed, _ = await run("sessions", "--json", env=env, cwd=work)
+        (session,) = json.loads(listed)
+        assert session["turns"] == 2
+        code, _, err = await run("exec", "--resume", "0123456789ab", "hi", env=env, cwd=work)
+        assert code == 2 and "no session '0123456789ab'" in err
+        code, _, err = await run("sessions", "delete", session["sessionId"][:8], env=env, cwd=work)
+        assert code == 0 and "deleted" in err
+        code, listed, err = await run("sessions", env=env, cwd=work)
+        assert code == 0 and listed == "" and "no sessions" in err
+        code, _, err = await run("exec", "--resume", "hi", env=env, cwd=work)
+        assert code == 2 and "no stored session" in err
+    assert len(fake.requests) == 2

@@ -499,3 +499,29 @@ def test_a_server_crash_is_reported_and_the_next_ask_recovers(
     nvim.finish()
     assert len(fake.requests) == 2
     assert "after the crash" in model_input(fake, 1)
+
+
+def test_sessions_come_back_after_a_wiped_transcript_and_a_restart(
+    run_nvim: Any, fake: FakeModelThread
+) -> None:
+    slow = "Counting: one, two, three, four, five. Done counting."
+    gate = fake.gate()
+    fake.script(
+        Reply.text("Main answer: 42."),
+        Reply.text(slow, chunks=12, delay=0.005, hold=gate, hold_after=6),
+    )
+    first = run_nvim("sessions.lua", AGENTLS_PHASE="first")
+    first.step("streaming")
+    gate.wait_reached_blocking(timeout=LUA_WAIT)
+    first.go()
+    first.step("rebuilt")
+    gate.release()
+    first.go()
+    first.finish()
+    fake.script(Reply.text("Resumed answer."))
+    second = run_nvim("sessions.lua", AGENTLS_PHASE="second")
+    second.finish()
+    assert len(fake.requests) == 3
+    resumed = model_input(fake, 2)
+    for said in ("remember 42", "Main answer: 42.", "count slowly", "Done counting.", "and now?"):
+        assert said in resumed, said

@@ -62,6 +62,10 @@ async def test_initialize_advertises_agentls(client: AgentClient) -> None:
         "agent/mcpRevoke",
         "agent/compact",
         "agent/instructions",
+        "agent/sessions",
+        "agent/resume",
+        "agent/deleteSession",
+        "agent/history",
     }
 
 

@@ -1,4 +1,4 @@
-"""Command line: ``agentls serve | exec | demo | apply-patch``.
+"""Command line: ``agentls serve | exec | sessions | demo | apply-patch``.
 
 Imports are local to each command: ``serve`` must answer ``initialize``
 quickly, so it never pays for what only ``exec`` or ``demo`` need.
@@ -22,6 +22,12 @@ def _address(value: str) -> tuple[str, int]:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    if args.reattach:  # a bridge: nothing of the server is loaded here
+        from pathlib import Path
+
+        from agentls.client.bridge import run_bridge
+
+        return run_bridge(Path.cwd(), args.linger, args.log_level)
     from agentls.config import claim_api_key
     from agentls.server import logs
 
@@ -73,6 +79,16 @@ def _serve(args: argparse.Namespace) -> int:
     )
     server = AgentServer(options)
     _bridge_logs(server)
+    if args.listen is not None:
+        from pathlib import Path
+
+        from agentls.server.attach import serve_listen
+        from agentls.server.transport import _limit
+
+        limit = _limit()
+        if limit is None:
+            return 2
+        return serve_listen(server, Path(args.listen), args.linger, limit)
     if args.tcp is not None:
         return serve_tcp(server, *args.tcp)
     if args.ws is not None:
@@ -122,6 +138,12 @@ def _exec(args: argparse.Namespace) -> int:
     return run_exec(args)
 
 
+def _sessions(args: argparse.Namespace) -> int:
+    from agentls.client.sessions import run_sessions
+
+    return run_sessions(args)
+
+
 def _demo(args: argparse.Namespace) -> int:
     from agentls.demo import run_demo
 
@@ -144,6 +166,25 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument("--tcp", type=_address, metavar="HOST:PORT", help="serve one client on TCP")
     where.add_argument(
         "--ws", type=_address, metavar="HOST:PORT", help="serve one client on WebSocket"
+    )
+    where.add_argument(
+        "--listen",
+        metavar="SOCKET",
+        help="serve editors one after another on a Unix socket; the agents outlive a "
+        "disconnected editor for --linger seconds (an editor that reloads attaches again)",
+    )
+    where.add_argument(
+        "--reattach",
+        action="store_true",
+        help="on stdio, through this workspace's --listen server (started if none runs): "
+        "the server survives the editor's restart",
+    )
+    serve.add_argument(
+        "--linger",
+        type=float,
+        default=120.0,
+        metavar="SECONDS",
+        help="with --listen/--reattach: how long the server waits for an editor (default 120)",
     )
     serve.add_argument(
         "--allow-remote",
@@ -172,7 +213,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.set_defaults(run=_serve)
 
     run = sub.add_parser("exec", help="run one turn in the current directory and print it")
-    run.add_argument("prompt", nargs="+", help="what to ask the agent")
+    # "*", not "+": with --resume, the prompt's first word may have been taken for an id.
+    run.add_argument("prompt", nargs="*", help="what to ask the agent")
     run.add_argument("--model", help="model name (default: $AGENTLS_MODEL or gpt-5.1-codex)")
     run.add_argument("--base-url", help="Responses API base URL (default: $OPENAI_BASE_URL)")
     run.add_argument("--effort", choices=["none", "minimal", "low", "medium", "high", "xhigh"])
@@ -194,7 +236,23 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--network", action="store_true", help="let sandboxed commands use the network"
     )
+    run.add_argument(
+        "--resume",
+        nargs="?",
+        const="last",
+        metavar="ID|last",
+        help="continue a stored session of this workspace (default: the last one); "
+        "see `agentls sessions`",
+    )
     run.set_defaults(run=_exec)
+
+    sessions = sub.add_parser("sessions", help="list (or delete) this workspace's sessions")
+    sessions.add_argument("--workspace", help="whose sessions (default: the current directory)")
+    sessions.add_argument("--json", action="store_true", help="print them as JSON")
+    actions = sessions.add_subparsers(dest="action")
+    delete = actions.add_parser("delete", help="delete one session")
+    delete.add_argument("session", metavar="ID", help="its id, or a unique prefix of 8 or more")
+    sessions.set_defaults(run=_sessions)
 
     demo = sub.add_parser("demo", help="a scripted session on an example repository, offline")
     demo.add_argument("--keep", action="store_true", help="keep the example repository afterwards")

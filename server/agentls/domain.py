@@ -51,6 +51,8 @@ FailureKind = Literal[
     "pane_busy",
     # The server is shutting down.
     "stopping",
+    # No such stored session, or its file cannot be read.
+    "session_not_found",
     # The command's values cannot be used (an unknown effort, an empty prompt).
     "invalid",
     # A valid command that cannot be carried out now (a full steer queue).

@@ -11,11 +11,14 @@ local expected = {
   "AgentCancel",
   "AgentClosePane",
   "AgentCompact",
+  "AgentDeleteSession",
   "AgentEffort",
   "AgentFast",
   "AgentFork",
   "AgentMcp",
   "AgentNew",
+  "AgentResume",
+  "AgentSessions",
   "AgentSteer",
   "AgentStop",
   "AgentStopTool",
@@ -34,8 +37,11 @@ H.check(
   vim.deep_equal(
     plugs,
     vim.tbl_filter(function(c)
-      -- no <Plug> for these
-      return c ~= "AgentStop" and c ~= "AgentStopTool" and c ~= "AgentMcp"
+      -- No <Plug> for these: map the command itself (:AgentResume<CR> picks).
+      return not vim.tbl_contains(
+        { "AgentStop", "AgentStopTool", "AgentMcp", "AgentResume", "AgentSessions", "AgentDeleteSession" },
+        c
+      )
     end, expected)
   ),
   "the <Plug> mappings: " .. vim.inspect(plugs)

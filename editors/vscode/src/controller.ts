@@ -21,12 +21,16 @@ import {
   ErrorCode,
   type ForkResult,
   type InstructionsResult,
+  type HistoryResult,
   MAIN_PANE,
   Method,
   type NewSessionResult,
+  type ResumeResult,
   type Selection,
   type SetFastModeResult,
   type SetEffortResult,
+  type SessionInfo,
+  type SessionsResult,
   type SteerResult,
   type SubmitParams,
   type TurnResult,
@@ -131,6 +135,38 @@ export function describeError(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** "just now", "5 min ago", "3 h ago", "2 d ago". */
+export function age(iso: string, now: number = Date.now()): string {
+  const seconds = Math.max(0, Math.round((now - Date.parse(iso)) / 1000));
+  if (!Number.isFinite(seconds)) {
+    return '';
+  }
+  for (const [unit, size] of [
+    ['d', 86_400],
+    ['h', 3_600],
+    ['min', 60],
+  ] as const) {
+    if (seconds >= size) {
+      return `${Math.floor(seconds / size)} ${unit} ago`;
+    }
+  }
+  return 'just now';
+}
+
+/** How the session pickers describe a session: its age and turns. */
+export function sessionDescription(session: SessionInfo, now?: number): string {
+  const turns = `${session.turns} turn${session.turns === 1 ? '' : 's'}`;
+  return session.error !== undefined ? `${age(session.updatedAt, now)} · unreadable` : `${age(session.updatedAt, now)} · ${turns}`;
+}
+
+/** What went wrong with a session: the server's own words say which session and why. */
+function sessionError(error: unknown): string {
+  if (isRpcError(error) && (error.code === ErrorCode.sessionNotFound || error.code === ErrorCode.paneBusy)) {
+    return `AgentLS: ${error.message}`;
+  }
+  return describeError(error);
+}
+
 function isCancelledError(error: unknown): boolean {
   return isRpcError(error) && error.code === ErrorCode.requestCancelled;
 }
@@ -139,6 +175,8 @@ export class AgentController {
   private readonly panes = new Map<string, Pane>();
   /** Panes that were closed: late events for them are dropped. */
   private readonly closed = new Set<string>();
+  /** Panes whose transcript is being rebuilt from agent/history: their live events wait here. */
+  private readonly rebuilding = new Map<string, AgentEvent[]>();
   private active = MAIN_PANE;
   private defaults: PaneSettings;
 
@@ -216,6 +254,11 @@ export class AgentController {
   /** Route one `agent/event` to its pane. */
   handleEvent(event: AgentEvent): void {
     if (this.closed.has(event.pane)) {
+      return;
+    }
+    const waiting = this.rebuilding.get(event.pane);
+    if (waiting !== undefined) {
+      waiting.push(event);
       return;
     }
     if (event.kind === 'pane.opened' && event.promotedFrom !== undefined) {
@@ -521,6 +564,161 @@ export class AgentController {
   async newSession(options: { pane?: string } = {}): Promise<NewSessionResult | undefined> {
     const pane = options.pane ?? this.activePane;
     return this.call<NewSessionResult>(Method.newSession, { pane });
+  }
+
+  // --- sessions -----------------------------------------------------------------------
+
+  /**
+   * The editor attached to a server that was running already (a reloaded
+   * window): each pane's transcript comes back from `agent/history`, and the
+   * events that arrive meanwhile follow it — no gap, no duplicate.
+   */
+  async rebuild(panes: string[]): Promise<void> {
+    await Promise.all(panes.map((pane) => this.rebuildPane(pane)));
+  }
+
+  private async rebuildPane(name: string): Promise<void> {
+    this.rebuilding.set(name, []);
+    let history: HistoryResult | undefined;
+    try {
+      history = await this.client.request<HistoryResult>(Method.history, { pane: name, sinceSeq: 0 });
+    } catch (error) {
+      const waiting = this.rebuilding.get(name) ?? [];
+      this.rebuilding.delete(name);
+      this.append(this.ensurePane(name), [
+        { kind: 'local.notice', text: `The transcript could not be rebuilt: ${describeError(error)}`, level: 'warning' },
+      ]);
+      waiting.forEach((event) => this.handleEvent(event));
+      return;
+    }
+    const waiting = this.rebuilding.get(name) ?? [];
+    this.rebuilding.delete(name);
+    const pane = this.ensurePane(name);
+    const log: TranscriptInput[] = [{ kind: 'local.reset', seqs: {} }];
+    if (!history.complete) {
+      log.push({
+        kind: 'local.notice',
+        text: 'The start of this session is no longer kept by the server: the transcript begins later.',
+        level: 'warning',
+      });
+    }
+    log.push(...history.events);
+    const transcript = new Transcript();
+    for (const input of log) {
+      transcript.apply(input);
+    }
+    pane.log = log;
+    pane.transcript = transcript;
+    this.replaced.fire(name);
+    for (const event of waiting) {
+      if (event.seq > history.lastSeq) {
+        this.handleEvent(event);
+      }
+    }
+    this.stateChanged.fire();
+    if (history.events.length > 0) {
+      this.revealRequested.fire({ pane: name, beside: name !== MAIN_PANE });
+    }
+  }
+
+  /** AgentLS: Resume Session… — a stored conversation continues in the pane. */
+  async resumeSession(options: { pane?: string; sessionId?: string } = {}): Promise<ResumeResult | undefined> {
+    const pane = options.pane ?? this.activePane;
+    let sessionId = options.sessionId;
+    if (sessionId === undefined) {
+      sessionId = await this.pickSession('AgentLS: Resume Session', `Continue it in ${pane}`);
+      if (sessionId === undefined) {
+        return undefined;
+      }
+    }
+    let result: ResumeResult;
+    try {
+      result = await this.client.request<ResumeResult>(Method.resume, { sessionId, pane });
+    } catch (error) {
+      void this.ui.error(sessionError(error));
+      return undefined;
+    }
+    this.active = result.pane;
+    this.stateChanged.fire();
+    this.revealRequested.fire({ pane: result.pane, beside: result.pane !== MAIN_PANE });
+    return result;
+  }
+
+  /** AgentLS: Delete Session… — a stored conversation is gone for good. */
+  async deleteSession(options: { sessionId?: string } = {}): Promise<boolean> {
+    let sessionId = options.sessionId;
+    if (sessionId === undefined) {
+      sessionId = await this.pickSession('AgentLS: Delete Session', 'It is deleted for good');
+      if (sessionId === undefined) {
+        return false;
+      }
+      const confirm = await this.ui.info('Delete this session? Its conversation cannot be brought back.', 'Delete');
+      if (confirm !== 'Delete') {
+        return false;
+      }
+    }
+    try {
+      await this.client.request(Method.deleteSession, { sessionId });
+    } catch (error) {
+      void this.ui.error(sessionError(error));
+      return false;
+    }
+    void this.ui.info('The session was deleted.');
+    return true;
+  }
+
+  /**
+   * A fresh server (not one this window was attached to): offer to continue
+   * the last session, if there is one and main has nothing yet.
+   */
+  async offerResume(): Promise<ResumeResult | undefined> {
+    let listed: SessionsResult | undefined;
+    try {
+      listed = await this.client.request<SessionsResult>(Method.sessions, { limit: 5 });
+    } catch {
+      return undefined; // a server without sessions: nothing to offer
+    }
+    if (!Array.isArray(listed?.sessions)) {
+      return undefined;
+    }
+    const last = listed.sessions.find((session) => session.pane === null && session.error === undefined);
+    const main = this.panes.get(MAIN_PANE);
+    if (last === undefined || (main !== undefined && main.transcript.turnList().length > 0)) {
+      return undefined;
+    }
+    const choice = await this.ui.info(
+      `AgentLS: continue your last session “${last.title}” (${sessionDescription(last)})?`,
+      'Resume',
+      'Other Sessions…',
+    );
+    if (choice === 'Resume') {
+      return this.resumeSession({ pane: MAIN_PANE, sessionId: last.sessionId });
+    }
+    if (choice === 'Other Sessions…') {
+      return this.resumeSession({ pane: MAIN_PANE });
+    }
+    return undefined;
+  }
+
+  /** A quick pick of this workspace's sessions not open in a pane (title, age, turns). */
+  private async pickSession(title: string, placeHolder: string): Promise<string | undefined> {
+    const listed = await this.call<SessionsResult>(Method.sessions, {});
+    if (listed === undefined) {
+      return undefined;
+    }
+    const choices = listed.sessions.filter((session) => session.pane === null);
+    if (choices.length === 0) {
+      void this.ui.info('There is no stored session of this workspace to choose from.');
+      return undefined;
+    }
+    return this.ui.quickPick(
+      choices.map((session) => ({
+        value: session.sessionId,
+        label: session.title,
+        description: sessionDescription(session),
+      })),
+      { title, placeHolder },
+    );
   }
 
   // --- internals -----------------------------------------------------------------

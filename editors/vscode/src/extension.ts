@@ -74,9 +74,17 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     },
     onRunning: () => {
       settings = currentSettings();
-      events.controller?.serverStarted({ effort: settings.effort, fastMode: settings.fastMode });
+      const controller = events.controller;
+      controller?.serverStarted({ effort: settings.effort, fastMode: settings.fastMode });
       // Which AGENTS.md files the session follows, in the output channel.
-      void events.controller?.instructionsSummary().then((line) => agentServer.output.info(line));
+      void controller?.instructionsSummary().then((line) => agentServer.output.info(line));
+      const capabilities = agentServer.adapter.capabilities();
+      if (capabilities?.attached === true) {
+        // A server that ran on while this window reloaded: its transcripts come back.
+        void controller?.rebuild(capabilities.panes ?? ['main']);
+      } else {
+        void controller?.offerResume();
+      }
     },
     onStopped: (reason) => events.controller?.serverStopped(reason),
     approve: (params) => askApproval(params, approvalUi),
@@ -114,6 +122,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   command('agentls.toggleFastMode', () => controller.toggleFastMode());
   command('agentls.newSession', () => controller.newSession());
   command('agentls.compact', () => controller.compact());
+  command('agentls.resumeSession', () => controller.resumeSession());
+  command('agentls.deleteSession', () => controller.deleteSession());
   command('agentls.showTranscript', () => panels.showAll());
   command('agentls.showServerLog', () => agentServer.showLog());
   command('agentls.restartServer', () => agentServer.restart());
@@ -187,6 +197,12 @@ async function watchPythonInterpreter(context: vscode.ExtensionContext, agentSer
 }
 
 export async function deactivate(): Promise<void> {
-  await server?.stop();
+  // A window that reloads (or closes) leaves a --reattach server running: the
+  // next window attaches to it, its turns still going. Otherwise stop it.
+  if (server?.reattachable === true) {
+    await server.detach();
+  } else {
+    await server?.stop();
+  }
   server = undefined;
 }

@@ -29,7 +29,14 @@ import {
   type WorkDoneProgress as Progress,
 } from './protocol';
 import { RestartPolicy } from './restart';
-import { type ServerCommand, type ServerCommandProbes, resolveServerCommand, serverCommandProblem } from './serverCommand';
+import {
+  type ServerCommand,
+  type ServerCommandProbes,
+  reattaches,
+  resolveServerCommand,
+  serverCommandProblem,
+  spawnArgs,
+} from './serverCommand';
 import { type Settings, initializationOptions } from './settings';
 
 /** `Client` over whichever LanguageClient is current; with none, requests fail as "not running". */
@@ -133,7 +140,10 @@ class ServerConnection {
   discarded = false;
   readonly subscriptions: Disposable[] = [];
 
-  constructor(readonly client: LanguageClient) {}
+  constructor(
+    readonly client: LanguageClient,
+    readonly args: string[],
+  ) {}
 
   attach(child: ChildProcess): void {
     this.process = child;
@@ -212,6 +222,11 @@ export class AgentServer implements vscode.Disposable {
     return this.command;
   }
 
+  /** The running server outlives this window (it was started through `--reattach`). */
+  get reattachable(): boolean {
+    return this.connection !== undefined && reattaches(this.connection.args);
+  }
+
   /** Check the server command, then start a fresh client; false (and the user told why) when it did not start. */
   async start(): Promise<boolean> {
     const generation = ++this.generation;
@@ -256,6 +271,31 @@ export class AgentServer implements vscode.Disposable {
     this.setStatus({ state: 'notRunning', reason: 'The server was stopped.' });
   }
 
+  /**
+   * Leave the server running (the window reloads or closes): only our end of
+   * the connection goes, without shutdown. The server keeps its turns and
+   * waits for the next window to attach (see `serve --reattach`).
+   */
+  async detach(): Promise<void> {
+    this.generation++;
+    const connection = this.connection;
+    this.connection = undefined;
+    if (connection === undefined) {
+      return;
+    }
+    connection.discarded = true;
+    connection.kill();
+    await connection.exitedWithin(2000);
+    try {
+      await connection.client.dispose(500);
+    } catch {
+      // the connection is gone already: that is the point
+    }
+    for (const subscription of connection.subscriptions.splice(0)) {
+      subscription.dispose();
+    }
+  }
+
   showLog(): void {
     this.output.show(true);
   }
@@ -276,13 +316,14 @@ export class AgentServer implements vscode.Disposable {
   }
 
   private connect(command: ServerCommand, cwd: string): ServerConnection {
-    const line = [command.command, ...command.args].join(' ');
+    const args = spawnArgs(command, this.hooks.settings().reattach);
+    const line = [command.command, ...args].join(' ');
     this.output.info(`Starting the server (from ${command.source}): ${line}`);
     const client = new QuietLanguageClient(
       'agentls',
       'AgentLS',
       async () => {
-        const child = await spawnServer(command, cwd, this.output);
+        const child = await spawnServer(command.command, args, cwd, this.output);
         connection.attach(child);
         return child;
       },
@@ -306,7 +347,7 @@ export class AgentServer implements vscode.Disposable {
       },
     );
     client.registerFeature(APPROVALS_FEATURE);
-    const connection = new ServerConnection(client);
+    const connection = new ServerConnection(client, args);
     connection.subscriptions.push(
       client.onNotification(Method.event, (event: AgentEvent) => this.events.fire(event)),
       client.onRequest(Method.requestApproval, (params: ApprovalParams) => this.hooks.approve(params)),
@@ -394,8 +435,8 @@ export class AgentServer implements vscode.Disposable {
 }
 
 /** Start the server process; a spawn failure becomes a sentence (no stack trace). */
-async function spawnServer(command: ServerCommand, cwd: string, output: vscode.LogOutputChannel): Promise<ChildProcess> {
-  const child = spawn(command.command, command.args, {
+async function spawnServer(command: string, args: string[], cwd: string, output: vscode.LogOutputChannel): Promise<ChildProcess> {
+  const child = spawn(command, args, {
     cwd,
     env: { ...process.env, PYTHONUNBUFFERED: '1' },
     stdio: 'pipe',
@@ -403,7 +444,7 @@ async function spawnServer(command: ServerCommand, cwd: string, output: vscode.L
   await new Promise<void>((resolve, reject) => {
     child.once('spawn', () => resolve());
     child.once('error', (error: NodeJS.ErrnoException) => {
-      reject(new Error(error.code === 'ENOENT' ? `${command.command} was not found` : error.message));
+      reject(new Error(error.code === 'ENOENT' ? `${command} was not found` : error.message));
     });
   });
   child.on('error', (error) => output.warn(`server process: ${error.message}`));

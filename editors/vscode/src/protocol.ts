@@ -27,6 +27,10 @@ export const Method = {
   mcpRevoke: 'agent/mcpRevoke',
   compact: 'agent/compact',
   instructions: 'agent/instructions',
+  sessions: 'agent/sessions',
+  resume: 'agent/resume',
+  deleteSession: 'agent/deleteSession',
+  history: 'agent/history',
   event: 'agent/event',
   didChangeConfiguration: 'workspace/didChangeConfiguration',
 } as const;
@@ -67,6 +71,7 @@ export const ErrorCode = {
   forkAlreadyOpen: -32002,
   agentStopped: -32003,
   paneBusy: -32004,
+  sessionNotFound: -32005,
   requestCancelled: -32800,
 } as const;
 
@@ -233,6 +238,49 @@ export interface InstructionsResult {
   cutBytes: number;
 }
 
+/** A stored session (`agent/sessions`). */
+export interface SessionInfo {
+  sessionId: string;
+  title: string;
+  createdAt: string;
+  updatedAt: string;
+  turns: number;
+  /** Where it is open now, if it is. */
+  pane: string | null;
+  /** Why it cannot be read, if it cannot. */
+  error?: string;
+}
+
+export interface SessionsResult {
+  sessions: SessionInfo[];
+}
+
+export interface ResumeResult {
+  pane: string;
+  sessionId: string;
+  turns: number;
+  title: string;
+  interrupted: boolean;
+  unsent: string[];
+}
+
+export interface HistoryResult {
+  pane: string;
+  sessionId: string;
+  events: AgentEvent[];
+  lastSeq: number;
+  complete: boolean;
+  runningTurnId: number | null;
+}
+
+/** One displayable piece of a stored conversation. */
+export interface SessionEntry {
+  role: 'user' | 'assistant' | 'tool' | 'steer' | 'summary';
+  text: string;
+  tool?: string;
+  status?: string;
+}
+
 /** `capabilities.experimental.agentls` of the `initialize` result. */
 export interface AgentCapabilities {
   protocolVersion: number;
@@ -243,6 +291,10 @@ export interface AgentCapabilities {
   /** The configured model and its context window. */
   model?: string;
   contextWindow?: number;
+  /** This connection attached to a server that was already running (`serve --reattach`). */
+  attached?: boolean;
+  /** The panes open in it then. */
+  panes?: string[];
 }
 
 export interface InitializationOptions {
@@ -260,6 +312,7 @@ export interface InitializationOptions {
   webSearch?: boolean;
   contextWindow?: number;
   autoCompact?: number;
+  sessionRetention?: number;
 }
 
 // --- MCP servers ----------------------------------------------------------------------
@@ -450,8 +503,23 @@ export interface MessageRefusalEvent extends TurnEventBase {
 export interface PaneOpenedEvent extends EventBase {
   kind: 'pane.opened';
   turnId: null;
+  sessionId?: string;
+  /** The conversation the pane starts with (what a fork inherited). */
+  entries?: SessionEntry[];
   items?: number;
   promotedFrom?: string;
+}
+
+export interface SessionResumedEvent extends EventBase {
+  kind: 'session.resumed';
+  turnId: null;
+  sessionId: string;
+  title: string;
+  turns: number;
+  entries: SessionEntry[];
+  interrupted: boolean;
+  unsent: string[];
+  notice?: string;
 }
 
 export interface PaneClosedEvent extends EventBase {
@@ -479,7 +547,8 @@ export type AgentEvent =
   | MessageCitationsEvent
   | MessageRefusalEvent
   | PaneOpenedEvent
-  | PaneClosedEvent;
+  | PaneClosedEvent
+  | SessionResumedEvent;
 
 export type AgentEventKind = AgentEvent['kind'];
 

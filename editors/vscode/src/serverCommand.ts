@@ -54,6 +54,22 @@ export async function resolveServerCommand(settings: Settings, probes: ServerCom
   return { command: 'agentls', args: ['serve'], source: 'PATH', skipped };
 }
 
+/**
+ * The arguments the server is started with: a resolved `serve` goes through
+ * `serve --reattach` (the server outlives a window reload) unless
+ * `agentls.reattach` is off; `agentls.serverCommand` is used as written.
+ * Not on Windows: `--reattach` needs a Unix socket.
+ */
+export function spawnArgs(command: ServerCommand, reattach: boolean, platform: string = process.platform): string[] {
+  const add = reattach && command.source !== 'agentls.serverCommand' && platform !== 'win32';
+  return add ? [...command.args, '--reattach'] : command.args;
+}
+
+/** Whether the server this command starts outlives the editor (it goes through --reattach). */
+export function reattaches(args: string[]): boolean {
+  return args.includes('--reattach');
+}
+
 /** What to do when the server cannot be found (the install instructions of docs/install.md). */
 export const INSTALL_ADVICE =
   'Install agentls: in a clone of its repository run "pipx install ." (or "pip install ."); ' +

@@ -20,6 +20,7 @@ import {
 } from './protocol';
 
 export const SECTION = 'agentls';
+export const DEFAULT_RETENTION = 200;
 
 export interface Settings {
   model: string;
@@ -44,6 +45,10 @@ export interface Settings {
   contextWindow: number;
   /** Share of the window above which the conversation is compacted; 0: never on its own. */
   autoCompact: number;
+  /** Start the server through `serve --reattach`: it outlives a window reload. */
+  reattach: boolean;
+  /** Sessions kept per workspace (0: none). */
+  sessionRetention: number;
 }
 
 export const DEFAULT_AUTO_COMPACT = 0.85;
@@ -55,6 +60,10 @@ function number(value: unknown, fallback: number, valid: (n: number) => boolean)
 /** `vscode.WorkspaceConfiguration` has this shape. */
 export interface ConfigurationReader {
   get<T>(key: string): T | undefined;
+}
+
+function retention(value: unknown): number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : DEFAULT_RETENTION;
 }
 
 function text(value: unknown): string {
@@ -88,6 +97,8 @@ export function readSettings(config: ConfigurationReader): Settings {
     webSearch: config.get<unknown>('webSearch') === true,
     contextWindow: Math.floor(number(config.get('contextWindow'), 0, (n) => n === 0 || n >= 1024)),
     autoCompact: number(config.get('autoCompact'), DEFAULT_AUTO_COMPACT, (n) => n >= 0 && n < 1),
+    reattach: config.get<unknown>('reattach') !== false,
+    sessionRetention: retention(config.get<unknown>('sessionRetention')),
   };
 }
 
@@ -111,6 +122,9 @@ export function initializationOptions(settings: Settings, workspace?: string): I
   }
   if (settings.contextWindow > 0) {
     options.contextWindow = settings.contextWindow;
+  }
+  if (settings.sessionRetention !== DEFAULT_RETENTION) {
+    options.sessionRetention = settings.sessionRetention;
   }
   if (settings.model !== '') {
     options.model = settings.model;
@@ -174,7 +188,9 @@ export function needsRestart(previous: Settings, next: Settings): boolean {
     previous.network !== next.network ||
     previous.idleTimeout !== next.idleTimeout ||
     previous.contextWindow !== next.contextWindow ||
-    previous.autoCompact !== next.autoCompact
+    previous.autoCompact !== next.autoCompact ||
+    previous.reattach !== next.reattach ||
+    previous.sessionRetention !== next.sessionRetention
   );
 }
 
@@ -188,6 +204,9 @@ export function restartReason(previous: Settings, next: Settings): string {
   }
   if (previous.contextWindow !== next.contextWindow || previous.autoCompact !== next.autoCompact) {
     return 'the context window settings changed';
+  }
+  if (previous.sessionRetention !== next.sessionRetention) {
+    return 'the session retention changed';
   }
   return 'the server command changed';
 }

@@ -19,6 +19,7 @@ import type {
   PlanStep,
   Receipt,
   Source,
+  SessionEntry,
   ToolCallStatus,
   TurnResult,
   TurnStatus,
@@ -169,7 +170,19 @@ export interface CompactionItem extends Compaction {
   rev: number;
 }
 
-export type Item = Turn | Notice | CompactionItem;
+
+/** A conversation the pane did not see happen: a resumed session, or what a fork inherited. */
+export interface Earlier {
+  type: 'earlier';
+  /** `e<counter>` */
+  key: string;
+  rev: number;
+  /** "Resumed “Fix the tests”", "Inherited from main". */
+  title: string;
+  entries: SessionEntry[];
+}
+
+export type Item = Turn | Notice | CompactionItem | Earlier;
 
 export interface Gap {
   channel: string;
@@ -191,6 +204,7 @@ export class Transcript {
   private nextNotice = 1;
   /** How full the context window is, from the last report (undefined: none yet). */
   context: ContextMeter | undefined;
+  private nextEarlier = 1;
 
   /** The last seq applied on a channel (0: none yet). */
   lastSeq(channel: string): number {
@@ -419,10 +433,23 @@ export class Transcript {
           this.notice(`${input.promotedFrom} is now ${input.pane}: the conversation continues here.`, 'info');
         } else if (input.items !== undefined && input.items > 0) {
           this.notice(`Forked: ${input.items} conversation item${input.items === 1 ? '' : 's'} copied.`, 'info');
+          if (input.entries !== undefined && input.entries.length > 0) {
+            this.earlier('What this fork inherited', input.entries);
+          }
         } else {
           this.notice('New session: the agent starts with an empty conversation.', 'info');
         }
         return;
+      case 'session.resumed': {
+        // The pane now holds that conversation: what was shown before is another one.
+        this.clearItems();
+        const turns = `${input.turns} turn${input.turns === 1 ? '' : 's'}`;
+        this.earlier(`Resumed “${input.title}” (${turns})`, input.entries);
+        if (input.notice !== undefined && input.notice !== '') {
+          this.notice(input.notice, input.interrupted || input.unsent.length > 0 ? 'warning' : 'info');
+        }
+        return;
+      }
       case 'pane.closed':
         this.notice(
           input.promotedTo !== undefined ? `This pane became ${input.promotedTo}.` : 'This pane was closed.',
@@ -453,16 +480,26 @@ export class Transcript {
         this.notice(input.reason, 'error');
         return;
       case 'local.reset':
-        this.items.length = 0;
-        this.turns.clear();
-        this.changed.clear();
-        this.removedAll = true;
+        this.clearItems();
         this.seqs.clear();
         for (const [channel, seq] of Object.entries(input.seqs)) {
           this.seqs.set(channel, seq);
         }
         return;
     }
+  }
+
+  private clearItems(): void {
+    this.items.length = 0;
+    this.turns.clear();
+    this.changed.clear();
+    this.removedAll = true;
+  }
+
+  private earlier(title: string, entries: SessionEntry[]): void {
+    const item: Earlier = { type: 'earlier', key: `e${this.nextEarlier++}`, rev: 1, title, entries };
+    this.items.push(item);
+    this.changed.add(item.key);
   }
 
   private finish(

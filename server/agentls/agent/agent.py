@@ -73,6 +73,7 @@ from agentls.agent.events import (
 from agentls.agent.history import History
 from agentls.agent.interrupt import InterruptHandle
 from agentls.agent.receipt import AbortedToolCall, Receipt
+from agentls.agent.recorder import Recorder
 from agentls.agent.settings import SettingChange, Settings
 from agentls.agent.stream import EventStream
 from agentls.agent.turn import Turn, TurnOutcome, TurnState
@@ -172,6 +173,7 @@ class Agent:
         approver: Approver | None = None,
         background: bool = False,
         project: project_docs.ProjectDocs | None = None,
+        recorder: Recorder | None = None,
     ) -> None:
         self._task_group = task_group
         # Nobody watches a background agent (an auxiliary job): its model
@@ -201,7 +203,12 @@ class Agent:
         self._jobs: deque[CompactionJob] = deque()
         self._job_scope: anyio.CancelScope | None = None
         self.interrupt = InterruptHandle()
-        self.session_id = uuid.uuid4().hex
+        # Keeps the conversation on disk (the session store), if anyone does.
+        self._recorder = recorder
+        self.session_id = recorder.session_id if recorder is not None else uuid.uuid4().hex
+        if recorder is not None:
+            self._history.listener = recorder
+            recorder.attach(self._history, self.settings)
         self.events = EventStream()
         self._ids = itertools.count(1)
         self._queue: deque[Turn] = deque()
@@ -228,8 +235,13 @@ class Agent:
             raise InvalidRequest("the prompt is empty")
         text = valid_unicode(text)
         turn = Turn(self, next(self._ids) if turn_id is None else turn_id, text)
+        queued_behind = self.busy
         self._queue.append(turn)
         self._wakeup.set()
+        if queued_behind:
+            # It waits behind another turn: the recorder keeps it meanwhile.
+            # (Into an idle pane it starts at once, and turn_started records it.)
+            self.waiting_changed()
         return turn
 
     def change_setting(self, change: SettingChange) -> None:
@@ -237,6 +249,8 @@ class Agent:
         Raises ConfigError for a value the setting does not take."""
         self._check_running()
         self.settings.change(change)
+        if self._recorder is not None:
+            self._recorder.settings_changed()
 
     @property
     def busy(self) -> bool:
@@ -362,6 +376,29 @@ class Agent:
         """The pane's background processes (running, and recently finished)."""
         return self.shell.background.entries()
 
+    @property
+    def running_turn_id(self) -> int | None:
+        current = self._current
+        return current.id if current is not None and current.state is TurnState.RUNNING else None
+
+    @property
+    def recorder(self) -> Recorder | None:
+        return self._recorder
+
+    def tool_title(self, item: Item) -> str:
+        """What the editor calls a tool call item ("Running `pytest -q`")."""
+        if item.get("type") != "function_call":
+            return f"Calling {item.get('name') or item.get('type')}"
+        return self._tools.title(parse_call(item), self.workspace)
+
+    def waiting_changed(self) -> None:
+        """Tell the recorder what waits: queued prompts and steers not yet sent."""
+        if self._recorder is None:
+            return
+        queued = [turn.prompt for turn in self._queue if not turn.cancel_requested]
+        current = self._current
+        self._recorder.waiting(queued, list(current.steers) if current is not None else [])
+
     def snapshot(self) -> dict[str, Any]:
         """JSON-serialisable state from which ``Agent.resume`` restores the conversation."""
         return snapshots.dump(self.config.model.model, self.settings, self._history.items())
@@ -376,6 +413,7 @@ class Agent:
         *,
         tools: ToolBox | None = None,
         approver: Approver | None = None,
+        recorder: Recorder | None = None,
     ) -> Agent:
         """An agent restored from ``snapshot()``; raises InvalidSnapshot if it is not one."""
         settings, items = snapshots.load(snapshot)
@@ -387,6 +425,7 @@ class Agent:
             history=History(items),
             tools=tools,
             approver=approver,
+            recorder=recorder,
         )
 
     def fork(self, *, background: bool = False) -> Agent:
@@ -410,6 +449,7 @@ class Agent:
             for turn in self._queue:
                 turn.cancel_requested = True
                 turn.resolve(error=TurnCancelled(Receipt(turn_id=turn.id)))
+            self.waiting_changed()
             if self._current is not None:
                 self._current.cancel_requested = True
                 self._current.token.cancel()
@@ -430,16 +470,23 @@ class Agent:
         background: bool,
         project: project_docs.ProjectDocs | None = None,
     ) -> Agent:
+        settings = self.settings.copy()
+        # A pane's fork or new session is a session of its own; an auxiliary
+        # job (background) is nobody's session and is never recorded.
+        recorder = None
+        if self._recorder is not None and not background:
+            recorder = self._recorder.sibling(history, settings)
         return Agent(
             self._task_group,
             self._model,
             self.config,
-            settings=self.settings.copy(),
+            settings=settings,
             history=history,
             tools=self._tools,
             approver=self._approver,
             background=background,
             project=project,
+            recorder=recorder,
         )
 
     def _emit(self, event: AgentEvent) -> None:
@@ -451,6 +498,7 @@ class Agent:
             raise SteerQueueFull(limit)
         text = valid_unicode(text)
         turn.steers.append(text)
+        self.waiting_changed()
         self._emit(SteerAdmitted(turn_id=turn.id, text=text))
 
     async def _own(self) -> None:
@@ -482,6 +530,8 @@ class Agent:
             with anyio.CancelScope(shield=True), anyio.move_on_after(10):
                 await self.shell.close()
             self.events.close()
+            if self._recorder is not None:
+                self._recorder.close()
             self._stopped.set()
 
     async def _run_job(self, job: CompactionJob) -> None:
@@ -512,6 +562,9 @@ class Agent:
             return
         turn.token = self.interrupt.rearm()
         turn.state = TurnState.RUNNING
+        if self._recorder is not None:
+            self._recorder.turn_started(turn.id, turn.prompt)
+            self.waiting_changed()
         self._emit(TurnStarted(turn_id=turn.id, prompt=turn.prompt))
         run = _TurnRun(self, turn)
         final: str | None = None
@@ -551,6 +604,8 @@ class Agent:
         receipt: Receipt | None = None,
     ) -> None:
         """Resolve the turn's handle, report its end, and mark it ended."""
+        if self._recorder is not None:
+            self._recorder.turn_finished(turn.id, status)
         turn.usage, turn.context = run.usage, self.context_size()
         if status == "completed":
             turn.resolve(TurnOutcome(turn.id, final, run.usage, turn.context))
@@ -672,6 +727,8 @@ class _TurnRun:
                     agent._emit(Refusal(turn_id=turn.id, text=response.refusal))
                 return response.text
             self.step = _Step(kept, calls)
+            if agent._recorder is not None:
+                agent._recorder.step_started(self.step.response_items)
             stopped = self._loop_guard(calls)
             for index, call in enumerate(calls):
                 if stopped is not None and index >= stopped[0]:
@@ -770,6 +827,7 @@ class _TurnRun:
         texts = list(turn.steers)
         turn.steers.clear()
         self.agent._history.commit(user_message(text) for text in texts)
+        self.agent.waiting_changed()
         for text in texts:
             self.agent._emit(SteerApplied(turn_id=turn.id, text=text))
 
@@ -778,6 +836,7 @@ class _TurnRun:
         if self.turn.steers:
             self.agent._history.commit(user_message(text) for text in self.turn.steers)
             self.turn.steers.clear()
+            self.agent.waiting_changed()
 
     async def _run_tool(self, call: ToolCall) -> None:
         agent, turn, step = self.agent, self.turn, self.step
@@ -834,9 +893,13 @@ class _TurnRun:
         rest = redactor.flush()
         if rest:
             agent.events.send_text(ToolOutput, turn.id, rest, call.call_id)
-        output = redact_secret(result.output, secret)
-        step.outputs.append(answer(call, output, failed=result.status == "failed"))
+        output = answer(
+            call, redact_secret(result.output, secret), failed=result.status == "failed"
+        )
+        step.outputs.append(output)
         step.running = None
+        if agent._recorder is not None:
+            agent._recorder.tool_answered(output)
         agent._emit(
             ToolFinished(
                 turn_id=turn.id,

@@ -138,6 +138,7 @@ class TurnControl:
         receipt = Receipt(turn_id=turn.id)
         turn.cancel_requested = True
         turn.resolve(error=TurnCancelled(receipt))
+        turn._agent.waiting_changed()
         return receipt
 
     async def cancel(self) -> Receipt:

@@ -109,6 +109,13 @@ class TerminalRenderer:
             self.err.write(self.paint(BOLD, "plan:") + "\n")
             for step in event["plan"]:
                 self.err.write(f"  {marks.get(step['status'], '[?]')} {step['step']}\n")
+        elif kind == "session.resumed":
+            turns = event.get("turns", 0)
+            self.err.write(
+                self.paint(DIM, f"↺ resumed “{event.get('title')}” · {turns} turns") + "\n"
+            )
+            if event.get("notice"):
+                self.err.write(self.paint(YELLOW, event["notice"]) + "\n")
         elif kind == "model.retry":
             self.err.write(self.paint(YELLOW, f"model: {event['reason']}; retrying") + "\n")
         elif kind == "usage":
@@ -201,6 +208,12 @@ class TerminalRenderer:
             self.err.write(
                 self.paint(RED, f"— failed: {result.get('error', 'unknown error')}") + "\n"
             )
+        self.err.flush()
+
+    def session(self, session_id: str) -> None:
+        self.err.write(
+            self.paint(DIM, f"— session {session_id[:12]} (continue: agentls exec --resume)") + "\n"
+        )
         self.err.flush()
 
 

@@ -101,6 +101,7 @@ def run_demo(args: argparse.Namespace) -> int:
         print(f"repository: {repo}\nprompt: {PROMPT}\n", file=out)
         with run_in_thread() as model:
             model.on_request(scripted_model)
+            # A throwaway copy of the example: nothing of it is worth storing as a session.
             options = {
                 "workspace": str(repo),
                 "baseUrl": model.base_url,
@@ -108,6 +109,7 @@ def run_demo(args: argparse.Namespace) -> int:
                 # The scripted commands are known and run on a throwaway copy:
                 # nothing to ask, also where the sandbox is unavailable.
                 "approval": "never",
+                "sessionRetention": 0,
             }
             code = asyncio.run(run_turn(PROMPT, options, renderer))
         after = (repo / "stats.py").read_text()

@@ -38,6 +38,7 @@ CODES: dict[ErrorKind, int] = {
     "fork_already_open": -32002,
     "stopping": -32003,
     "pane_busy": -32004,
+    "session_not_found": -32005,
     # Worker failures that are JSON-RPC's own errors.
     "invalid": -32602,
     "refused": -32600,
@@ -52,6 +53,7 @@ NAMES: dict[int, str] = {
     -32002: "ForkAlreadyOpen",
     -32003: "AgentStopped",
     -32004: "PaneBusy",
+    -32005: "SessionNotFound",
 }
 
 ALL_KINDS: tuple[ErrorKind, ...] = (*get_args(ProtocolKind), *get_args(FailureKind))

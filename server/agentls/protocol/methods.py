@@ -32,6 +32,10 @@ MCP_RESTART = "agent/mcpRestart"
 MCP_REVOKE = "agent/mcpRevoke"
 COMPACT = "agent/compact"
 INSTRUCTIONS = "agent/instructions"
+SESSIONS = "agent/sessions"
+RESUME = "agent/resume"
+DELETE_SESSION = "agent/deleteSession"
+HISTORY = "agent/history"
 EVENT = "agent/event"
 REQUEST_APPROVAL = "agent/requestApproval"
 
@@ -66,6 +70,10 @@ METHODS: tuple[Method, ...] = (
     Method(MCP_REVOKE, "client→server", "request", "McpRevokeParams"),
     Method(COMPACT, "client→server", "request", "CompactParams"),
     Method(INSTRUCTIONS, "client→server", "request", "InstructionsParams"),
+    Method(SESSIONS, "client→server", "request", "SessionsParams"),
+    Method(RESUME, "client→server", "request", "ResumeParams"),
+    Method(DELETE_SESSION, "client→server", "request", "DeleteSessionParams"),
+    Method(HISTORY, "client→server", "request", "HistoryParams"),
     Method(EVENT, "server→client", "notification"),
     Method(REQUEST_APPROVAL, "server→client", "request"),
 )
@@ -96,6 +104,7 @@ EVENT_KINDS = (
     "compaction.finished",
     "message.citations",
     "message.refusal",
+    "session.resumed",
 )
 
 

@@ -60,3 +60,5 @@ class InitializationOptions:
     max_requests_per_turn: int | None = attrs.field(
         default=None, validator=_at_least(1, "maxRequestsPerTurn")
     )
+    # Sessions kept per workspace (docs/sessions.md); 0 keeps none.
+    session_retention: int = 200

@@ -122,6 +122,17 @@ class CancelToolParams:
 
 
 @attrs.define(frozen=True)
+class SessionsParams:
+    limit: int | None = None
+
+
+@attrs.define(frozen=True)
+class ResumeParams:
+    session_id: str
+    pane: str = "main"
+
+
+@attrs.define(frozen=True)
 class ProcessesParams:
     pane: str = "main"
 
@@ -152,3 +163,14 @@ class CompactParams:
 @attrs.define(frozen=True)
 class InstructionsParams:
     pane: str = "main"
+
+
+@attrs.define(frozen=True)
+class DeleteSessionParams:
+    session_id: str
+
+
+@attrs.define(frozen=True)
+class HistoryParams:
+    pane: str = "main"
+    since_seq: int = 0

@@ -10,12 +10,15 @@ the connection and registers the handlers.
 from __future__ import annotations
 
 import asyncio
+import gc
 import itertools
 import json
 import logging
 import os
 import threading
+import uuid
 from collections.abc import Awaitable, Callable, Generator
+from concurrent.futures import Future as ConcurrentFuture
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,6 +39,7 @@ from agentls.protocol.options import InitializationOptions
 from agentls.server.paths import outside_client_folders, workspace_from
 
 if TYPE_CHECKING:
+    from agentls.server.attach import Attachment
     from agentls.server.connection import Connection
 
 log = logging.getLogger(__name__)
@@ -204,7 +208,7 @@ class AgentProtocol(LanguageServerProtocol):
                 msg_id, "invalid_request", "Invalid Request: the server is shutting down"
             )
             return
-        if has_id and method in methods.CLIENT_REQUESTS and server.configured is None:
+        if has_id and method in methods.CLIENT_REQUESTS and not server.client_ready:
             # Checked now, not when the handler starts: an initialize right
             # behind this request must not let it through.
             self.reply_error(
@@ -214,6 +218,10 @@ class AgentProtocol(LanguageServerProtocol):
             )
             return
         data.setdefault("params", None)
+        attachment = server.attachment
+        if attachment is not None and has_id:
+            # Ids are the editor's own: each connection's are kept apart.
+            data["id"] = attachment.inbound(msg_id)
         self._dispatch(data, method if has_id else None)
 
     def _dispatch(self, data: dict[str, Any], request: str | None = None) -> None:
@@ -244,6 +252,11 @@ class AgentProtocol(LanguageServerProtocol):
         # As a plain dict, so that every response carries its id — null
         # included, which pygls's response classes would leave out.
         self._result_types.pop(msg_id, None)
+        attachment = self._server.attachment
+        if attachment is not None:
+            msg_id = attachment.outbound(msg_id)
+            if msg_id is None:
+                return  # asked by an editor that has left
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": msg_id}
         if error is not None:
             message["error"] = error
@@ -267,11 +280,43 @@ class AgentProtocol(LanguageServerProtocol):
         super()._handle_request(msg_id, method_name, params)
 
     def _handle_cancel_notification(self, msg_id: Any) -> None:
+        attachment = self._server.attachment
+        if attachment is not None:
+            msg_id = attachment.inbound(msg_id)
         soft = self._server.soft_cancels.get(msg_id)
         if soft is not None:
             soft.request()
             return
         super()._handle_cancel_notification(msg_id)
+
+    def send_request(
+        self,
+        method: str,
+        params: Any | None = None,
+        callback: Callable[[Any], None] | None = None,
+        msg_id: Any = None,
+    ) -> ConcurrentFuture[Any]:
+        attachment = self._server.attachment
+        if attachment is None:
+            return super().send_request(method, params, callback, msg_id)
+        if not attachment.attached:
+            # Nobody to ask: the question fails now (an approval is denied).
+            failed: ConcurrentFuture[Any] = ConcurrentFuture()
+            failed.set_exception(ConnectionError("no editor is attached"))
+            return failed
+        msg_id = msg_id if msg_id is not None else str(uuid.uuid4())
+        attachment.asked.add(msg_id)
+        return super().send_request(method, params, callback, msg_id)
+
+    def notify(self, method: str, params: Any | None = None) -> None:
+        attachment = self._server.attachment
+        if (
+            attachment is not None
+            and method == lsp.PROGRESS
+            and getattr(params, "token", None) in attachment.stale_tokens
+        ):
+            return  # progress on a token of an editor that has left
+        super().notify(method, params)
 
     @lsp_method(lsp.INITIALIZE)
     def lsp_initialize(
@@ -279,10 +324,15 @@ class AgentProtocol(LanguageServerProtocol):
     ) -> Generator[Any, Any, lsp.InitializeResult]:
         server = self._server
         if server.configured is not None:
-            raise errors.invalid_request("initialize was already received")
+            reattached: lsp.InitializeResult = yield from self._reattach(params)
+            return reattached
         options = parse(
             params.initialization_options, InitializationOptions, what="initializationOptions"
         )
+        if options.session_retention < 0:
+            raise errors.invalid_params(
+                "initializationOptions: sessionRetention: must not be negative"
+            )
         expected = server.options.token
         if expected is not None and not _token_matches(options.token, expected):
             raise errors.invalid_request(
@@ -304,9 +354,42 @@ class AgentProtocol(LanguageServerProtocol):
         # has this answer (``initialized``), so that answering initialize pays
         # only for pygls itself.
         server.configured = (options, root)
+        if server.attachment is not None:
+            server.attachment.ready = True
         model = options.model or os.environ.get("AGENTLS_MODEL") or DEFAULT_MODEL
         result.capabilities.experimental = {
             "agentls": methods.capabilities(model, options.context_window)
+        }
+        return result
+
+    def _reattach(self, params: lsp.InitializeParams) -> Generator[Any, Any, lsp.InitializeResult]:
+        """``initialize`` from an editor that connects to a server already
+        running (``--listen``): it is attached to what runs there."""
+        server = self._server
+        attachment = server.attachment
+        if attachment is None or attachment.ready:
+            raise errors.invalid_request("initialize was already received")
+        assert server.configured is not None
+        options = parse(
+            params.initialization_options, InitializationOptions, what="initializationOptions"
+        )
+        expected = server.options.token
+        if expected is not None and options.token != expected:
+            raise errors.invalid_request(
+                "this server requires a token: pass initializationOptions.token"
+            )
+        folders = [folder.uri for folder in params.workspace_folders or ()]
+        root, _ = workspace_from(options, params.root_uri, params.root_path, folders)
+        running = server.configured[1]
+        if root.resolve() != running.resolve():
+            raise errors.invalid_params(
+                f"this server works in {str(running)!r}, not in {str(root)!r}"
+            )
+        result: lsp.InitializeResult = yield from super().lsp_initialize(params)
+        attachment.ready = True
+        panes = sorted(server.connection_panes())
+        result.capabilities.experimental = {
+            "agentls": {**methods.capabilities(), "attached": True, "panes": panes}
         }
         return result
 
@@ -329,6 +412,10 @@ def preload() -> None:
     from agentls.model.client import warm_up
 
     warm_up()
+    # What is loaded by now (modules, classes, the SDK: most of the heap) lives
+    # as long as the process: leave it out of every full garbage collection,
+    # which then costs what the conversations hold, not what the code does.
+    gc.freeze()
 
 
 class AgentServer(LanguageServer):
@@ -350,6 +437,8 @@ class AgentServer(LanguageServer):
         self.shutdown_requested = False
         self._inflight: set[asyncio.Task[Any]] = set()
         self.soft_cancels: dict[Any, SoftCancel] = {}
+        # Set when serving editors one after another (``serve --listen``).
+        self.attachment: Attachment | None = None
         # Turn ids are unique for the life of the server, whatever pane or session.
         self._turn_ids = itertools.count(1)
         self._register()
@@ -366,6 +455,16 @@ class AgentServer(LanguageServer):
     @property
     def started(self) -> bool:
         return self._connection is not None
+
+    @property
+    def client_ready(self) -> bool:
+        """The current editor has sent ``initialize``."""
+        if self.configured is None:
+            return False
+        return self.attachment is None or self.attachment.ready
+
+    def connection_panes(self) -> list[str]:
+        return list(self._connection.panes()) if self._connection is not None else []
 
     async def connection(self) -> Connection:
         """The running connection, started on first use after initialize."""
@@ -395,6 +494,7 @@ class AgentServer(LanguageServer):
             self.next_turn_id,
             self._warn_user,
             EditorConsent(self),
+            self._unsent,
         )
         await connection.start(options, root)
         self._connection = connection
@@ -421,6 +521,11 @@ class AgentServer(LanguageServer):
     def _notify_event(self, params: dict[str, Any]) -> None:
         # A plain dict goes straight to json.dumps: the cheapest notification pygls can send.
         self.protocol._send_data({"jsonrpc": "2.0", "method": methods.EVENT, "params": params})
+
+    def _unsent(self) -> int:
+        """Bytes the editor has not taken yet (0 when the writer cannot tell)."""
+        unsent = getattr(self.protocol.writer, "unsent", None)
+        return int(unsent()) if callable(unsent) else 0
 
     def request_exit(self, code: int) -> None:
         if not self.exit_requested.is_set():

@@ -23,6 +23,7 @@ import anyio.abc
 from agentls.agent import events as ev
 from agentls.agent.agent import Agent
 from agentls.agent.approval import Approver
+from agentls.agent.history import History
 from agentls.agent.interrupt import CancelToken
 from agentls.agent.settings import Settings
 from agentls.config import AgentConfig, ModelConfig, SandboxPolicy, ToolConfig, parse_effort
@@ -33,6 +34,10 @@ from agentls.protocol import errors
 from agentls.protocol.options import InitializationOptions
 from agentls.server.progress import TurnProgress, describe, end_message
 from agentls.server.relay import EventRelay
+from agentls.sessions import entries
+from agentls.sessions.paths import workspace_folder
+from agentls.sessions.recorder import SessionRecorder
+from agentls.sessions.store import Resumed, SessionBusy, SessionNotFound, SessionStore
 from agentls.tools.registry import ToolBox
 from agentls.tools.sandbox import availability as sandbox_availability
 from agentls.tools.shell import sweep_leftovers
@@ -43,6 +48,24 @@ log = logging.getLogger(__name__)
 
 R = TypeVar("R")
 
+# The longest (ms) a new fork's pane.opened waits for the agent/fork answer to go out.
+ANSWER_FIRST_MS = 20
+
+
+def session_entries(agent: Agent) -> list[entries.Entry]:
+    """The pane's conversation as displayable entries."""
+    recorder = agent.recorder
+    if isinstance(recorder, SessionRecorder):
+        return recorder.entries(agent.tool_title)
+    return entries.build(agent.history.items(), {}, agent.tool_title)
+
+
+def store_error(exc: SessionNotFound | SessionBusy, session_id: str) -> errors.ProtocolError:
+    kind: errors.ErrorKind = (
+        "session_not_found" if isinstance(exc, SessionNotFound) else "pane_busy"
+    )
+    return errors.ProtocolError(kind, str(exc), {"sessionId": session_id})
+
 
 class Connection:
     def __init__(
@@ -52,6 +75,7 @@ class Connection:
         next_turn_id: Callable[[], int],
         warn: Callable[[str], None] | None = None,
         consent: ConsentAsker | None = None,
+        unsent: Callable[[], int] = lambda: 0,
     ) -> None:
         self.relay = EventRelay(notify, self._observe)
         self.approver = approver
@@ -62,12 +86,17 @@ class Connection:
         self._group: anyio.abc.TaskGroup | None = None
         self.worker: PaneWorker | None = None
         self.client: ResponsesClient | None = None
+        self.store: SessionStore | None = None
         self.config: AgentConfig | None = None
         self._worker_done = anyio.Event()
         self.next_turn_id = next_turn_id
         self._fork_ids = itertools.count(1)
         self._steer_ids = itertools.count(1)
         self._waiters: dict[int, wm.Completion[wm.TurnFinished]] = {}
+        self._forks: dict[str, wm.ForkOpened] = {}
+        self._answered_forks: asyncio.Queue[str] = asyncio.Queue()
+        # Bytes sent that the editor has not taken yet.
+        self._unsent = unsent
         self._progress: dict[int, TurnProgress] = {}
         self._ended: set[int] = set()
         self._stopping = False
@@ -139,18 +168,19 @@ class Connection:
         # MCP servers start in the background; their tools join the tool box
         # as each becomes ready.
         self._mcp = McpManager(root, options.mcp_servers, self._consent)
-        agent = Agent(
-            self._group,
-            self.client,
-            self.config,
-            settings=settings,
-            approver=self.approver,
-            tools=ToolBox.default(self.mcp),
+        self.store = SessionStore(
+            workspace_folder(root),
+            workspace=root,
+            model=model.model,
+            retention=options.session_retention,
+            secret=model.api_key,
         )
+        agent = self._agent(settings, History(), self.store.recorder())
         self.worker = PaneWorker(agent)
         self.relay.attach(wm.MAIN, agent.events)
         self._group.start_soon(self._run_worker)
         self._group.start_soon(self._pump_worker_events)
+        self._group.start_soon(self._announce_forks)
         # Import the SDK and build its client now, off the loop, so the first
         # turn does not wait for them; the MCP servers start once that is done
         # (on a 2-core machine their start-up would slow the first turn down).
@@ -181,6 +211,20 @@ class Connection:
                 f"agentls: commands cannot be sandboxed ({available.reason}); "
                 f"they run as you, unsandboxed, and {asks}."
             )
+
+    def _agent(self, settings: Settings, history: History, recorder: SessionRecorder) -> Agent:
+        """A pane's agent, on this connection's model client and task group."""
+        assert self._group is not None and self.client is not None and self.config is not None
+        return Agent(
+            self._group,
+            self.client,
+            self.config,
+            settings=settings,
+            history=history,
+            approver=self.approver,
+            tools=ToolBox.default(self.mcp),
+            recorder=recorder,
+        )
 
     async def _run_worker(self) -> None:
         assert self.worker is not None
@@ -295,21 +339,131 @@ class Connection:
                 else:
                     self.end_turn(event)  # a promoted steer: nobody waits on a request
             case wm.ForkOpened():
-                self.relay.attach(event.pane, event.events)
-                self.relay.pane_event(event.pane, "pane.opened", items=event.items)
+                # Announced once agent/fork is answered (``announce_fork``).
+                self._forks[event.pane] = event
             case wm.SessionStarted():
                 self.relay.attach(event.pane, event.events)
-                self.relay.pane_event(event.pane, "pane.opened", items=len(event.agent.history))
+                if event.resumed is not None:
+                    self._resumed(event.pane, event.agent, event.resumed)
+                else:
+                    self._opened(event.pane, event.agent, items=len(event.agent.history))
             case wm.ForkPromoted():
                 self.relay.pane_event(event.fork, "pane.closed", promotedTo=event.pane)
                 self.relay.promote(event.fork, event.pane)
-                self.relay.pane_event(event.pane, "pane.opened", promotedFrom=event.fork)
+                main = self.worker.agent(event.pane) if self.worker is not None else None
+                self._opened(event.pane, main, promotedFrom=event.fork)
             case wm.PaneClosed():
                 if event.promoted is None and event.pane != wm.MAIN:
                     self.relay.drain(event.pane)
                     self.relay.pane_event(event.pane, "pane.closed")
             case _:
                 pass
+
+    # --- sessions ----------------------------------------------------------------------
+
+    def _opened(self, pane: str, agent: Agent | None, **fields: Any) -> None:
+        """``pane.opened``: a session starts in the pane, with what it holds already."""
+        if agent is not None:
+            fields["sessionId"] = agent.session_id
+            fields["entries"] = session_entries(agent)
+        self.relay.pane_event(pane, "pane.opened", start=True, **fields)
+
+    def fork_answered(self, pane: str) -> None:
+        """``agent/fork`` has been answered (sent): now announce the fork.
+
+        A long conversation's entries make a long ``pane.opened``, and the
+        answer must not wait for it. The fork's events wait in its agent
+        until then, so ``pane.opened`` is still the first of them."""
+        self._answered_forks.put_nowait(pane)
+
+    async def _announce_forks(self) -> None:
+        while True:
+            pane = await self._answered_forks.get()
+            # Let the answer reach the editor first: encoding a long pane.opened
+            # holds the interpreter, and the thread that writes would wait.
+            # (The writer's thread offers no event to wait on: polled, briefly.)
+            for _ in range(ANSWER_FIRST_MS):
+                if not self._unsent():
+                    break
+                await asyncio.sleep(0.001)
+            self._announce_fork(pane)
+
+    def _announce_fork(self, pane: str) -> None:
+        opened = self._forks.pop(pane, None)
+        if opened is None or self._stopping:
+            return
+        self.relay.attach(pane, opened.events)
+        fork = self.worker.agent(pane) if self.worker is not None else None
+        self._opened(pane, fork, items=opened.items)
+
+    def _resumed(self, pane: str, agent: Agent, resumed: Resumed) -> None:
+        fields: dict[str, Any] = {
+            "sessionId": agent.session_id,
+            "title": resumed.title,
+            "turns": resumed.turns,
+            "entries": session_entries(agent),
+            "interrupted": resumed.repair.interrupted,
+            "unsent": resumed.repair.unsent,
+        }
+        if resumed.notice is not None:
+            fields["notice"] = resumed.notice
+        self.relay.pane_event(pane, "session.resumed", start=True, **fields)
+
+    def panes(self) -> dict[str, Agent]:
+        worker = self.worker
+        if worker is None:
+            return {}
+        names = [wm.MAIN, *([worker.fork_pane] if worker.fork_pane else [])]
+        return {name: agent for name in names if (agent := worker.agent(name)) is not None}
+
+    def pane_of_session(self, session_id: str) -> str | None:
+        return next((p for p, a in self.panes().items() if a.session_id == session_id), None)
+
+    def check_closed(self, session_id: str) -> None:
+        """A session open in a pane cannot be resumed elsewhere or deleted."""
+        pane = self.pane_of_session(session_id)
+        if pane is not None:
+            raise errors.ProtocolError(
+                "pane_busy", f"session {session_id} is open in pane {pane!r}", {"pane": pane}
+            )
+
+    async def delete_session(self, session_id: str) -> None:
+        self.check_ready()
+        self.check_closed(session_id)
+        assert self.store is not None
+        try:
+            await anyio.to_thread.run_sync(self.store.delete, session_id)
+        except (SessionNotFound, SessionBusy) as exc:
+            raise store_error(exc, session_id) from None
+
+    async def resume(self, pane: str, session_id: str) -> wm.SessionStarted:
+        """Continue a stored session in ``pane`` (which must be idle)."""
+        current = self.check_pane(pane)
+        assert self.store is not None and self.client is not None and self.config is not None
+        self.check_closed(session_id)
+        if current.busy:
+            raise errors.ProtocolError(
+                "pane_busy", f"pane {pane!r} has turns in flight", {"pane": pane}
+            )
+        try:
+            resumed = await anyio.to_thread.run_sync(
+                self.store.resume, session_id, current.tool_title
+            )
+        except (SessionNotFound, SessionBusy) as exc:
+            raise store_error(exc, session_id) from None
+        settings = resumed.settings
+        # Effort and fast mode are the session's; the approval policy stays
+        # what the user has now, so resuming never loosens it.
+        approval_changed = settings.approval != current.settings.approval
+        settings.approval = current.settings.approval
+        agent = self._agent(settings, History(resumed.items), resumed.recorder)
+        if approval_changed:
+            resumed.recorder.settings_changed()
+        reply: wm.Completion[wm.SessionStarted | wm.Failure] = wm.Completion()
+        result = await self.command(wm.NewSession(pane, agent, reply, resumed), reply)
+        if isinstance(result, wm.Failure):
+            raise errors.from_failure(result)
+        return result
 
     def _observe(self, pane: str, event: ev.AgentEvent) -> None:
         """Every agent event passes here on its way out: progress follows it."""

@@ -6,13 +6,22 @@ coalesced: the first one of a burst goes out at once (first-word latency), the
 rest of the burst is joined and sent when the 20 ms window closes or when any
 other event comes — so nothing is reordered or lost, and a fast model sends at
 most about fifty notifications a second per pane instead of thousands.
+
+Every notification sent is also kept, per pane and bounded, for
+``agent/history``: a client that reloads or reconnects asks for the events
+after the last ``seq`` it has and then applies the live ones after them —
+gap-free and duplicate-free. What is kept starts at the pane's current
+session (its ``pane.opened`` or ``session.resumed``, which carry the
+conversation so far as ``entries``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +36,9 @@ from agentls.worker.messages import AgentEvents
 log = logging.getLogger(__name__)
 
 WINDOW = 0.020  # seconds: the longest a delta may wait to be joined with the next
+# What ``agent/history`` can give back, per pane: the newest events up to both bounds.
+HISTORY_EVENTS = 10_000
+HISTORY_BYTES = 16 << 20
 _COALESCED = (ev.TextDelta, ev.ReasoningDelta, ev.ToolOutput)
 
 Notify = Callable[[dict[str, Any]], None]
@@ -44,6 +56,40 @@ class _Channel:
     pending: list[str] = field(default_factory=list)
     window_ends: float = 0.0
     timer: asyncio.TimerHandle | None = None
+    # The events sent since the pane's session started, newest last (seq contiguous).
+    sent: deque[dict[str, Any]] = field(default_factory=deque)
+    sent_bytes: int = 0
+    # The newest seq dropped to keep the bounds (0: none of this session's).
+    dropped: int = 0
+
+    def keep(self, params: dict[str, Any], start: bool = False) -> None:
+        if start:  # a new session: what came before is another conversation
+            self.sent.clear()
+            self.sent_bytes = 0
+            self.dropped = 0
+        self.sent.append(params)
+        self.sent_bytes += _weight(params)
+        while len(self.sent) > 1 and (
+            len(self.sent) > HISTORY_EVENTS or self.sent_bytes > HISTORY_BYTES
+        ):
+            old = self.sent.popleft()
+            self.sent_bytes -= _weight(old)
+            self.dropped = old["seq"]
+
+
+def _weight(params: dict[str, Any]) -> int:
+    """Roughly what an event costs to keep (its text dominates)."""
+    weight = 200 + len(params.get("text") or "")
+    for entry in params.get("entries") or ():
+        weight += 100 + len(entry.get("text") or "")
+    return weight
+
+
+@dataclass(frozen=True, slots=True)
+class Retained:
+    events: list[dict[str, Any]]
+    last_seq: int
+    complete: bool
 
 
 @dataclass
@@ -137,7 +183,7 @@ class EventRelay:
             return
         self.flush(pane)
         channel.seq += 1
-        self._notify(convert.event_params(pane, channel.seq, event))
+        self._send(channel, convert.event_params(pane, channel.seq, event))
 
     def _delta(
         self, channel: _Channel, event: ev.TextDelta | ev.ReasoningDelta | ev.ToolOutput
@@ -187,11 +233,33 @@ class EventRelay:
     ) -> None:
         kind, turn_id, call_id = key
         channel.seq += 1
-        self._notify(convert.delta_params(channel.name, channel.seq, kind, turn_id, text, call_id))
+        self._send(
+            channel, convert.delta_params(channel.name, channel.seq, kind, turn_id, text, call_id)
+        )
 
-    def pane_event(self, pane: str, kind: str, **fields: Any) -> None:
-        """``pane.opened`` / ``pane.closed`` (turnId null), in order with the pane's events."""
+    def pane_event(self, pane: str, kind: str, *, start: bool = False, **fields: Any) -> None:
+        """``pane.opened`` / ``pane.closed`` / ``session.resumed`` (turnId null), in
+        order with the pane's events. ``start``: the event starts a session (what
+        ``agent/history`` keeps begins with it)."""
         self.flush(pane)
         channel = self.channel(pane)
         channel.seq += 1
-        self._notify(convert.pane_event(pane, channel.seq, kind, **fields))
+        self._send(channel, convert.pane_event(pane, channel.seq, kind, **fields), start)
+
+    def _send(self, channel: _Channel, params: dict[str, Any], start: bool = False) -> None:
+        channel.keep(params, start)
+        self._notify(params)
+
+    # --- agent/history ----------------------------------------------------------------
+
+    def history(self, pane: str, since: int) -> Retained:
+        """The pane's kept events with ``seq > since``, in order; ``complete``
+        is false when some of them were dropped to keep the bounds."""
+        self.drain(pane)  # everything emitted so far goes out (and is kept) first
+        channel = self._channels.get(pane)
+        if channel is None or not channel.sent:
+            return Retained([], channel.seq if channel else 0, True)
+        first = channel.sent[0]["seq"]
+        skip = max(0, since - first + 1)
+        events = list(itertools.islice(channel.sent, skip, None))
+        return Retained(events, channel.seq, channel.dropped <= since)

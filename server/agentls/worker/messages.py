@@ -8,7 +8,7 @@ layer). The events report the same facts to observers (a UI), in order.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Generic, Literal, TypeVar
 
 import anyio
 
@@ -19,6 +19,9 @@ from agentls.agent.settings import SettingChange
 from agentls.agent.stream import EventStream
 from agentls.domain import FailureKind, TurnStatus
 from agentls.model.types import ContextSize, Usage
+
+if TYPE_CHECKING:
+    from agentls.sessions.store import Resumed
 
 PaneId = str
 MAIN: PaneId = "main"
@@ -136,6 +139,8 @@ class NewSession:
     pane: PaneId
     agent: Agent | None = None
     reply: Completion[SessionStarted | Failure] | None = None
+    # The agent continues a stored session (``agent/resume``).
+    resumed: Resumed | None = None
 
 
 @dataclass(slots=True)
@@ -306,6 +311,7 @@ class SessionStarted:
     pane: PaneId
     agent: Agent
     events: AgentEvents
+    resumed: Resumed | None = None
 
 
 @dataclass(frozen=True, slots=True)

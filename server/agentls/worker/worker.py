@@ -611,7 +611,7 @@ class PaneWorker:
         new = command.agent or old.spawn()
         self._agents[pane] = new
         await old.shutdown()
-        started = SessionStarted(pane, new, new.events)
+        started = SessionStarted(pane, new, new.events, command.resumed)
         self._emit(started)
         _answer(command.reply, started)
 

@@ -110,6 +110,24 @@ M.specs = {
     end,
     { nargs = "*", desc = "Compact the conversation (the arguments: what the summary should keep)" },
   },
+  AgentResume = {
+    function(o)
+      agent().resume(o.args)
+    end,
+    { nargs = "?", desc = "Continue a stored session in this pane (ID, last, or pick one)" },
+  },
+  AgentSessions = {
+    function()
+      agent().sessions()
+    end,
+    { nargs = 0, desc = "List this workspace's stored sessions" },
+  },
+  AgentDeleteSession = {
+    function(o)
+      agent().delete_session(o.args)
+    end,
+    { nargs = "?", desc = "Delete a stored session (ID, or pick one)" },
+  },
   AgentToggle = {
     function(o)
       agent().toggle({ pane = o.args ~= "" and o.args or nil })

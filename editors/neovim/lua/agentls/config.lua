@@ -43,6 +43,9 @@ M.defaults = {
   -- Compact when the next request would fill more than this share of the
   -- window; 0 turns it off (nil: the server's default, 0.85).
   auto_compact = nil, --- @type number|nil
+  -- Stored sessions kept for the workspace (the least recently changed go
+  -- first); 0 stores none; nil: the server's default (200).
+  session_retention = nil, --- @type integer|nil
   -- One server per workspace root. Each entry is a marker name or a list of
   -- names of equal priority; the first entry that finds a root wins; else the
   -- current directory.
@@ -186,6 +189,11 @@ local schema = {
   auto_compact = function(v)
     if type(v) ~= "number" or v < 0 or v >= 1 then
       return "a number from 0 (off) to below 1"
+    end
+  end,
+  session_retention = function(v)
+    if type(v) ~= "number" or v < 0 or v % 1 ~= 0 then
+      return "a whole number of sessions (0 or more)"
     end
   end,
   root_markers = function(v)
@@ -361,6 +369,7 @@ function M.init_options(root, settings, opts)
   init.webSearch = opts.web_search
   init.contextWindow = opts.context_window
   init.autoCompact = opts.auto_compact
+  init.sessionRetention = opts.session_retention
   return init
 end
 

@@ -243,6 +243,14 @@ function Connection:initialized(client, result)
   end
   self.server_info = type(result) == "table" and nn(result.serverInfo) or nil
   self:pane("main", true)
+  if type(agent) == "table" and nn(agent.attached) == true then
+    -- A server that ran on without us: what its panes did comes back.
+    for _, name in ipairs(nn(agent.panes) or { "main" }) do
+      self:rebuild(self:pane(name, true))
+    end
+  else
+    require("agentls.sessions").hint(self)
+  end
   local queue = self.queue
   self.queue = {}
   for _, fn in ipairs(queue) do
@@ -407,10 +415,17 @@ end
 
 function Connection:on_event(ev)
   local kind = ev.kind
+  local waiting = self.panes[ev.pane] and self.panes[ev.pane].rebuilding
+  if waiting then
+    waiting[#waiting + 1] = ev -- applied once the rebuilt transcript has what came before
+    return
+  end
   if kind == "pane.closed" then
     return self:pane_closed(ev)
   elseif kind == "pane.opened" then
     return self:pane_opened(ev)
+  elseif kind == "session.resumed" then
+    return self:session_resumed(ev)
   end
   local pane = self:pane(ev.pane, true)
   self:check_seq(pane, ev.seq)
@@ -596,25 +611,92 @@ function Connection:pane_opened(ev)
     end
     return
   end
+  local items = tonumber(nn(ev.items)) or 0
   if pane then
     self:check_seq(pane, ev.seq)
-    pane.running, pane.turns = nil, {}
+  else
+    pane = self:pane(name, true)
+    pane.seq = tonumber(nn(ev.seq)) or 0
+  end
+  pane.running, pane.turns = nil, {}
+  if name == "main" or items == 0 then
     pane.transcript:divider("New conversation")
     return
   end
-  pane = self:pane(name, true)
-  pane.seq = tonumber(nn(ev.seq)) or 0
+  -- A fork (its pane.opened follows the agent/fork answer).
   local main = self.panes.main
   if main then
     pane.settings = vim.deepcopy(main.settings)
   end
-  local items = tonumber(nn(ev.items))
-  pane.transcript:note(
-    ("Forked from main%s"):format(
-      items and (" with %d item%s of history"):format(items, items == 1 and "" or "s") or ""
-    )
-  )
-  self:show_fork(pane)
+  pane.transcript:note(("Forked from main with %d item%s of history"):format(items, items == 1 and "" or "s"))
+  pane.transcript:entries("What this fork inherited", nn(ev.entries) or {})
+  if not pane.replaying then
+    self:show_fork(pane)
+  end
+end
+
+--- agent/resume: the pane now holds a stored conversation.
+function Connection:session_resumed(ev)
+  local pane = self:pane(ev.pane, true)
+  self:check_seq(pane, ev.seq)
+  pane.running, pane.turns = nil, {}
+  local turns = tonumber(nn(ev.turns)) or 0
+  pane.transcript:divider(("Resumed “%s” (%d turn%s)"):format(nn(ev.title) or "", turns, turns == 1 and "" or "s"))
+  pane.transcript:entries("Earlier in this session", nn(ev.entries) or {})
+  local notice = nn(ev.notice)
+  if notice and notice ~= "" then
+    pane.transcript:note(notice)
+    if not pane.replaying then
+      util.warn(notice)
+    end
+  end
+  redraw_status()
+end
+
+--- The pane's transcript, rebuilt from agent/history (its buffer was wiped,
+--- or the server ran on without us); live events wait until it is.
+function Connection:rebuild(pane, done)
+  if pane.rebuilding then
+    return
+  end
+  pane.rebuilding = {}
+  local function finish(result)
+    local held = pane.rebuilding or {}
+    pane.rebuilding = nil
+    local old = pane.transcript
+    if api.nvim_buf_is_valid(old.buf) then
+      pcall(api.nvim_buf_delete, old.buf, { force = true })
+    end
+    pane.transcript = transcript.new(self.root, pane.name)
+    pane.turns, pane.running, pane.seq = {}, nil, 0
+    for _, submit in ipairs(pane.submits) do
+      submit.turn = nil -- matched again to the turn its events start
+    end
+    local last = 0
+    if result then
+      last = tonumber(nn(result.lastSeq)) or 0
+      if nn(result.complete) == false then
+        pane.transcript:note("The start of this session is no longer kept by the server: the transcript begins later.")
+      end
+      pane.replaying = true
+      for _, ev in ipairs(nn(result.events) or {}) do
+        self:on_event(ev)
+      end
+      pane.replaying = nil
+    end
+    for _, ev in ipairs(held) do
+      if (tonumber(nn(ev.seq)) or 0) > last then
+        self:on_event(ev)
+      end
+    end
+    if done then
+      done()
+    end
+  end
+  self:request("agent/history", { pane = pane.name, sinceSeq = 0 }, finish, function(err)
+    util.error("could not rebuild the transcript: " .. util.describe_error(err))
+    finish(nil)
+  end)
 end
 
 function Connection:pane_closed(ev)
@@ -929,9 +1011,16 @@ function Connection:new_session(pane_name)
   end, failed("could not start a new conversation"))
 end
 
---- Shows a pane's transcript (a fork beside main).
+--- Shows a pane's transcript (a fork beside main); one that was wiped
+--- (:bdelete, :bwipeout) is rebuilt first.
 function Connection:show(pane, opts)
   opts = opts or {}
+  if pane.transcript:lost() then
+    self:rebuild(pane, function()
+      self:show(pane, opts)
+    end)
+    return
+  end
   if pane.name ~= "main" and self.panes.main and self.panes.main.transcript:window() then
     opts.beside = self.panes.main.transcript
   end

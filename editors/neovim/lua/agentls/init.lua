@@ -214,6 +214,25 @@ function M.new_session()
   conn:new_session(pane)
 end
 
+--- Continue a stored session in the pane: `which` is a session id (or a
+--- unique prefix of 8 or more), "last", or nil to pick one (vim.ui.select).
+function M.resume(which)
+  local conn, pane = target()
+  require("agentls.sessions").resume(conn, pane, which ~= "" and which or nil)
+end
+
+--- List the workspace's stored sessions (title, age, turns).
+function M.sessions()
+  local conn = target()
+  require("agentls.sessions").show(conn)
+end
+
+--- Delete a stored session (asks which, and to confirm, without `which`).
+function M.delete_session(which)
+  local conn = target()
+  require("agentls.sessions").delete(conn, which ~= "" and which or nil)
+end
+
 --- Show or hide a pane's transcript (default: main).
 function M.toggle(opts)
   opts = opts or {}

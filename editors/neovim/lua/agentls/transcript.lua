@@ -88,6 +88,14 @@ function M.new(root, pane)
       M.setup_window(api.nvim_get_current_win())
     end,
   })
+  api.nvim_create_autocmd("BufUnload", {
+    group = group,
+    buffer = buf,
+    callback = function()
+      -- :bdelete of a scratch buffer drops its text: it is rebuilt when shown again.
+      self.wiped = true
+    end,
+  })
   api.nvim_create_autocmd("BufWipeout", {
     group = group,
     buffer = buf,
@@ -271,6 +279,11 @@ function Transcript:stream(key, text, prefix, opts)
   end
 end
 
+--- Whether the buffer lost its text (wiped with :bdelete or :bwipeout).
+function Transcript:lost()
+  return self.wiped or not api.nvim_buf_is_valid(self.buf) or not api.nvim_buf_is_loaded(self.buf)
+end
+
 --- Applies every queued write now.
 function Transcript:flush()
   self.scheduled = false
@@ -280,8 +293,8 @@ function Transcript:flush()
   end
   self.ops = {}
   local buf = self.buf
-  if not api.nvim_buf_is_valid(buf) then
-    return
+  if self:lost() then
+    return -- rebuilt from the server's history when shown again
   end
   local follow = {}
   local before = api.nvim_buf_line_count(buf)
@@ -516,6 +529,43 @@ function Transcript:steer_applied(steer)
   else
     self:lines({ steer_line(steer.text, "sent to the model") }, { blank_before = true })
   end
+end
+
+local entry_icons = { completed = M.icons.completed, cancelled = M.icons.cancelled, interrupted = M.icons.retry }
+
+local function split(text)
+  return vim.split((text or ""):gsub("\r\n?", "\n"), "\n", { plain = true })
+end
+
+--- A conversation the pane did not see happen (a resumed session, what a fork
+--- inherited), from its displayable entries.
+function Transcript:entries(title, entries)
+  if #entries == 0 then
+    return
+  end
+  local lines = { "## " .. title }
+  for _, entry in ipairs(entries) do
+    local role, text = entry.role, util.nn(entry.text) or ""
+    if role == "user" then
+      vim.list_extend(lines, { "", "**You**" })
+      vim.list_extend(lines, quote(text))
+    elseif role == "assistant" then
+      lines[#lines + 1] = ""
+      vim.list_extend(lines, split(text))
+    elseif role == "summary" then
+      vim.list_extend(lines, { "", "**Summary of earlier turns**" })
+      vim.list_extend(lines, split(text))
+    elseif role == "tool" then
+      local status = util.nn(entry.status) or "completed"
+      local icon = entry_icons[status] or M.icons.failed
+      local suffix = status == "completed" and "" or (" · " .. status)
+      lines[#lines + 1] = ("- %s %s%s"):format(icon, util.shorten(text, 100), suffix)
+    elseif role == "steer" then
+      lines[#lines + 1] = steer_line(text, "sent")
+    end
+  end
+  self:lines(lines, { blank_before = true })
+  self.last_was_tool = false
 end
 
 function Transcript:note(text)

@@ -126,7 +126,9 @@ function M.describe_error(err)
   elseif code == -32003 then
     return "the server is shutting down"
   elseif code == -32004 then
-    return "the pane is busy: cancel its turn first (:AgentCancel)"
+    return "busy: " .. message .. " (a pane must be idle: :AgentCancel)"
+  elseif code == -32005 then
+    return message
   end
   return message
 end

@@ -18,6 +18,7 @@ import type { Citation, Source } from '../protocol';
 import {
   type Compaction,
   type CompactionItem,
+  type Earlier,
   type Entry,
   type Item,
   type Notice,
@@ -136,7 +137,9 @@ class TranscriptRenderer {
           ? this.createTurn(item)
           : item.type === 'compaction'
             ? element('div', 'compaction')
-            : this.createNotice(item);
+            : item.type === 'earlier'
+              ? this.createEarlier(item)
+              : this.createNotice(item);
       this.items.set(item.key, node);
       this.root.append(node);
     }
@@ -151,6 +154,34 @@ class TranscriptRenderer {
     const node = element('div', 'notice', notice.text);
     node.dataset.level = notice.level;
     node.setAttribute('role', notice.level === 'info' ? 'status' : 'alert');
+    return node;
+  }
+
+  /** A conversation shown as it was stored: prompts, answers, tool calls, steers, summaries. */
+  private createEarlier(earlier: Earlier): HTMLElement {
+    const node = element('details', 'earlier');
+    node.open = true;
+    node.append(element('summary', undefined, earlier.title));
+    for (const entry of earlier.entries) {
+      const row = element('div', `earlier-entry ${entry.role}`);
+      row.dataset.role = entry.role;
+      if (entry.role === 'assistant' || entry.role === 'summary' || entry.role === 'user') {
+        if (entry.role !== 'assistant') {
+          row.append(element('div', 'who', entry.role === 'user' ? 'You' : 'Summary of earlier turns'));
+        }
+        const text = element('div', 'markdown');
+        text.innerHTML = markdown.render(entry.text);
+        row.append(text);
+      } else if (entry.role === 'tool') {
+        row.dataset.status = entry.status ?? 'completed';
+        const title = element('span', 'title');
+        title.innerHTML = markdown.renderInline(entry.text);
+        row.append(element('span', 'icon'), title, element('span', 'state', entry.status ?? ''));
+      } else {
+        row.append(element('span', 'label', 'Steer'), element('span', 'text', entry.text));
+      }
+      node.append(row);
+    }
     return node;
   }
 

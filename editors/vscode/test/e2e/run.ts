@@ -20,13 +20,22 @@
  *      gone.
  *   3. A screenshot goes to test-output/e2e/ (and to docs/images/ when
  *      AGENTLS_UPDATE_SCREENSHOT=1 or when it is missing there).
- *   4. AgentLS: Fork opens fork-1 beside main; AgentLS: Close Pane closes it.
- *   5. Approvals: Allow once, Allow for this session (the same command is
+ *   4. AgentLS: Fork opens fork-1 beside main, showing what it inherited;
+ *      AgentLS: Close Pane closes it.
+ *   5. AgentLS: New Session, then AgentLS: Resume Session… picks the first
+ *      session from the quick pick: its transcript (prompts, answer, tool
+ *      calls) is back in main.
+ *   6. A turn streams (held mid-answer); Developer: Reload Window; the
+ *      reloaded window attaches to the server that ran on (it was started
+ *      through `serve --reattach`), rebuilds the transcript from
+ *      agent/history with the text streamed so far, and the turn finishes
+ *      in it.
+ *   7. Approvals: Allow once, Allow for this session (the same command is
  *      not asked again), a patch shown in the diff editor (Show Diff) and
  *      allowed from the notification, Deny with a reason the model reads.
- *   6. The Stop button of a running command: that command dies, the turn
+ *   8. The Stop button of a running command: that command dies, the turn
  *      goes on; the command had a progress notification of its own.
- *   7. MCP: the user's server (agentls.mcpServers) runs; the project's
+ *   9. MCP: the user's server (agentls.mcpServers) runs; the project's
  *      .mcp.json asks first (a notification: Allow), then runs too; AgentLS:
  *      MCP Servers lists both as ready and shows a server's tools.
  *
@@ -114,6 +123,9 @@ const STOPPED = uniqueDuration();
 const PATCH = '*** Begin Patch\n*** Add File: notes.txt\n+approved by the e2e run\n*** End Patch';
 /** The MCP server the Python tests use (written with the `mcp` SDK). */
 const MCP_FIXTURE = { command: PYTHON, args: [path.join(REPO_DIR, 'tests', 'mcp_fixture.py')] };
+const SLOW = 'Counting: one, two, three, four, five, six, seven, eight, nine, ten. Done counting.';
+/** Seconds the server waits for a window to come back (and, at the end, outlives code-server). */
+const LINGER = 15;
 
 const started = Date.now();
 function log(message: string): void {
@@ -445,19 +457,21 @@ async function main(): Promise<void> {
     // Held after a few deltas until the transcript has shown them: streaming, seen without a race.
     held('answer', 12, { text: ANSWER, chunks: 40, delay: 0.01 }),
     { tool_call: { name: 'exec_command', arguments: { cmd: SLEEPER }, call_id: 'call_sleep' } },
-    // 5. approvals
+    held('slow', 8, { text: SLOW, chunks: 30, delay: 0.01 }),
+    // 7. approvals
     { tool_call: { name: 'exec_command', arguments: { cmd: 'echo e2e-once' }, call_id: 'call_once' } },
     { tool_call: { name: 'exec_command', arguments: { cmd: 'echo e2e-session' }, call_id: 'call_session' } },
     { tool_call: { name: 'exec_command', arguments: { cmd: 'echo e2e-session' }, call_id: 'call_again' } },
     { tool_call: { name: 'apply_patch', arguments: { patch: PATCH }, call_id: 'call_patch' } },
     { tool_call: { name: 'exec_command', arguments: { cmd: 'touch denied.txt' }, call_id: 'call_denied' } },
     'Approvals done.',
-    // 6. the Stop button
+    // 8. the Stop button
     { tool_call: { name: 'exec_command', arguments: { cmd: `echo started; sleep ${STOPPED} & wait` }, call_id: 'call_stop' } },
     'Went on after the stop.',
   ]);
   const missing = path.join(root, 'not-installed', 'agentls');
-  const dirs = prepareWorkspace(root, fake.baseUrl, [missing, 'serve']);
+  // As the extension starts a server it finds itself: through --reattach (scenario 6).
+  const dirs = prepareWorkspace(root, fake.baseUrl, [missing, 'serve', '--reattach', '--linger', String(LINGER)]);
   log(`fake model at ${fake.baseUrl}; workspace ${dirs.workspace}`);
   installExtension(dirs);
   log('extension installed');
@@ -583,6 +597,12 @@ async function main(): Promise<void> {
     await runCommand(page, 'AgentLS: Fork');
     const fork = await transcriptFrame(page, 'fork-1');
     await fork.locator('.notice').filter({ hasText: /Forked: \d+ conversation items? copied/ }).waitFor({ timeout: 20_000 });
+    const inherited = fork.locator('.earlier').filter({ hasText: 'What this fork inherited' });
+    await inherited.waitFor({ timeout: 20_000 });
+    const inheritedText = (await inherited.textContent()) ?? '';
+    if (!inheritedText.includes('All done: this answer arrived in pieces.') || !inheritedText.includes('Run the sleeper')) {
+      throw new Error(`the fork does not show what it inherited: ${inheritedText}`);
+    }
     await fork.locator('button[data-action="closePane"]').waitFor({ state: 'visible', timeout: 10_000 });
     await page.screenshot({ path: path.join(OUTPUT, 'fork.png') });
     log('fork-1 open beside main');
@@ -595,9 +615,68 @@ async function main(): Promise<void> {
     );
     log('fork closed');
 
-    await approvals(page, frame, fake, dirs.workspace);
-    await stopButton(page, frame, fake);
-    // 7. MCP servers: the user's runs; the project's asks first.
+    // 5. A new session, then the first one back from AgentLS: Resume Session….
+    await runCommand(page, 'AgentLS: New Session');
+    await frame.locator('.notice').filter({ hasText: 'New session' }).waitFor({ timeout: 20_000 });
+    await runCommand(page, 'AgentLS: Resume Session…');
+    const pick = page.locator('.quick-input-list .monaco-list-row').filter({ hasText: 'What does this project do?' }).first();
+    await pick.waitFor({ state: 'visible', timeout: 20_000 });
+    const pickText = (await pick.textContent()) ?? '';
+    if (!/2 turns/.test(pickText) || !/ago|just now/.test(pickText)) {
+      throw new Error(`the quick pick does not show age and turns: ${pickText}`);
+    }
+    await pick.click();
+    const resumed = frame.locator('.earlier').filter({ hasText: 'Resumed “What does this project do?” (2 turns)' });
+    await resumed.waitFor({ timeout: 20_000 });
+    const resumedText = (await resumed.textContent()) ?? '';
+    if (!resumedText.includes('All done: this answer arrived in pieces.') || !resumedText.includes('sleep 300')) {
+      throw new Error(`the resumed transcript is not the old one: ${resumedText}`);
+    }
+    await page.screenshot({ path: path.join(OUTPUT, 'resumed.png') });
+    log('session resumed from the picker; its transcript is back');
+
+    // 6. Reload the window in the middle of a turn: the turn goes on in the rebuilt transcript.
+    await ask(page, 'Count slowly');
+    await frame.waitForFunction(
+      () => (document.querySelector('.turn[data-status="running"] .entry.message')?.textContent ?? '').includes('Counting'),
+      undefined,
+      { timeout: 30_000, polling: 50 },
+    );
+    await fake.waitReached('slow');
+    const before = agentlsServer(dirs.workspace);
+    await runCommand(page, 'Developer: Reload Window');
+    await page.locator('.monaco-workbench').waitFor({ state: 'detached', timeout: 30_000 }).catch(() => undefined);
+    await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: 60_000 });
+    log('window reloaded');
+    const rebuilt = await transcriptFrame(page);
+    const streamed = (await rebuilt.waitForFunction(
+      () => {
+        const text = document.querySelector('.turn[data-status="running"] .entry.message')?.textContent ?? '';
+        return text.includes('Counting') ? text : false;
+      },
+      undefined,
+      { timeout: 60_000, polling: 50 },
+    )) as { jsonValue(): Promise<string> };
+    const partialAfterReload = await streamed.jsonValue();
+    if ((await rebuilt.locator('.earlier').filter({ hasText: 'Resumed “What does this project do?”' }).count()) !== 1) {
+      throw new Error('the rebuilt transcript lost the resumed conversation');
+    }
+    const after = agentlsServer(dirs.workspace);
+    if (before === undefined || after !== before) {
+      throw new Error(`the server did not outlive the window: before ${before}, after ${after}`);
+    }
+    fake.release('slow');
+    await rebuilt.locator('.turn[data-status="completed"] .entry.message').filter({ hasText: 'Done counting.' }).waitFor({ timeout: 30_000 });
+    const finished = (await rebuilt.locator('.turn[data-status="completed"] .entry.message').filter({ hasText: 'Counting' }).first().textContent()) ?? '';
+    if (finished.trim() !== SLOW) {
+      throw new Error(`the turn did not finish whole in the rebuilt transcript: ${JSON.stringify(finished)}`);
+    }
+    await page.screenshot({ path: path.join(OUTPUT, 'reloaded.png') });
+    log(`reloaded mid-turn: the rebuilt transcript had "${partialAfterReload}", then the whole answer (server pid ${after})`);
+
+    await approvals(page, rebuilt, fake, dirs.workspace);
+    await stopButton(page, rebuilt, fake);
+    // 9. MCP servers: the user's runs; the project's asks first.
     fs.writeFileSync(path.join(dirs.workspace, '.mcp.json'), JSON.stringify({ mcpServers: { proj: MCP_FIXTURE } }));
     await runCommand(page, 'AgentLS: Restart Server');
     const consent = notification(page, "asks to start the MCP server 'proj'");
@@ -656,10 +735,11 @@ async function main(): Promise<void> {
       process.kill(pid, 'SIGKILL');
     }
   }
+  // The server outlives a window by design (scenario 6): LINGER seconds after the last one left.
   await waitFor(
-    'the agentls server to exit with code-server',
+    'the agentls server to exit after code-server',
     () => agentlsProcesses(dirs.workspace).length === 0,
-    10_000,
+    (LINGER + 15) * 1000,
     100,
   ).catch(() => {
     throw new Error(`agentls processes outlived code-server: ${agentlsProcesses(dirs.workspace).join(', ')}`);
@@ -677,7 +757,7 @@ async function answerApproval(page: Page, detail: string, button: string): Promi
   return text;
 }
 
-/** 5. Allow once, allow for this session, a patch in the diff editor, deny with a reason. */
+/** 7. Allow once, allow for this session, a patch in the diff editor, deny with a reason. */
 async function approvals(page: Page, frame: Frame, fake: FakeModel, workspace: string): Promise<void> {
   await focusEditor(page);
   await ask(page, 'Run the approved commands');
@@ -701,7 +781,7 @@ async function approvals(page: Page, frame: Frame, fake: FakeModel, workspace: s
   await page.keyboard.type('not in the e2e workspace');
   await page.keyboard.press('Enter');
   await frame.locator('.turn[data-status="completed"]').filter({ hasText: 'Approvals done.' }).waitFor({ timeout: 30_000 });
-  const outputs = ((await fake.waitForRequests(8)).at(-1)?.input ?? [])
+  const outputs = ((await fake.waitForRequests(9)).at(-1)?.input ?? [])
     .filter((item) => item.type === 'function_call_output')
     .map((item) => ({ call: item.call_id, output: String(item.output) }));
   const output = (call: string): string => outputs.find((item) => item.call === call)?.output ?? '';
@@ -722,13 +802,20 @@ async function approvals(page: Page, frame: Frame, fake: FakeModel, workspace: s
 
 /** Keyboard focus in the workbench (not in a webview, which keeps its keys): app.py's editor. */
 async function focusEditor(page: Page): Promise<void> {
-  await page.locator('.explorer-folders-view .monaco-list-row').filter({ hasText: 'app.py' }).first().click({ timeout: 20_000 });
+  // Its tab when it has one: a file the agent just created re-renders the
+  // explorer's rows under the pointer, and a webview may hold the keyboard.
+  const tab = page.locator('.tabs-container .tab').filter({ hasText: 'app.py' }).first();
+  if ((await tab.count()) > 0) {
+    await tab.click({ timeout: 20_000 });
+  } else {
+    await page.locator('.explorer-folders-view .monaco-list-row').filter({ hasText: 'app.py' }).first().click({ timeout: 20_000 });
+  }
   const editor = page.locator('.monaco-editor .view-lines').filter({ hasText: 'def greet' }).first();
   await editor.waitFor({ state: 'visible', timeout: 20_000 });
   await editor.click();
 }
 
-/** 6. The Stop button of a running command: it dies, the turn goes on. */
+/** 8. The Stop button of a running command: it dies, the turn goes on. */
 async function stopButton(page: Page, frame: Frame, fake: FakeModel): Promise<void> {
   await focusEditor(page);
   await ask(page, 'Run the long command');
@@ -745,7 +832,7 @@ async function stopButton(page: Page, frame: Frame, fake: FakeModel): Promise<vo
     throw new Error(`the stopped command is still running: ${processesWith(STOPPED).join(', ')}`);
   }
   const state = await entry.getAttribute('data-status');
-  const output = ((await fake.waitForRequests(10)).at(-1)?.input ?? []).find((item) => item.call_id === 'call_stop' && item.type === 'function_call_output');
+  const output = ((await fake.waitForRequests(11)).at(-1)?.input ?? []).find((item) => item.call_id === 'call_stop' && item.type === 'function_call_output');
   if (state !== 'cancelled' || !String(output?.output).startsWith('Cancelled by the user')) {
     throw new Error(`the stop did not reach the model as a cancel: ${state} ${JSON.stringify(output)}`);
   }
@@ -765,6 +852,17 @@ async function stopCodeServer(child: ChildProcess): Promise<void> {
   if (!stopped) {
     process.kill(-child.pid, 'SIGKILL');
   }
+}
+
+/** The pid of the long-lived server (`serve --listen`) of the workspace, if one runs. */
+function agentlsServer(workspace: string): number | undefined {
+  return agentlsProcesses(workspace).find((pid) => {
+    try {
+      return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes('--listen');
+    } catch {
+      return false;
+    }
+  });
 }
 
 /** Live agentls servers whose working directory is our workspace. */

@@ -5,13 +5,14 @@
  */
 
 import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
 import { describe, test } from 'node:test';
 import { ALLOW_ONCE, ALLOW_SESSION, type ApprovalUi, DENY, askApproval } from '../../src/approvals';
 import { AgentController } from '../../src/controller';
 import type { TurnResult } from '../../src/protocol';
 import type { ToolCallEntry } from '../../src/transcript';
 import { stoppedAfterEach } from '../support/cleanup';
-import { processesWith, uniqueDuration, waitFor } from '../support/env';
+import { processesWith, tempDir, uniqueDuration, waitFor } from '../support/env';
 import { FakeModel, type ScriptedReply } from '../support/fakeModel';
 import { FakeUi } from '../support/fakeUi';
 import { ServerProcess } from '../support/server';
@@ -256,5 +257,49 @@ describe('the context window and the instructions, against the real server', () 
 
     assert.equal(await controller.instructionsSummary(), 'instructions: no AGENTS.md files');
     assert.deepEqual(ui.errors, []);
+  });
+
+  test('Resume Session… on a new server: the old conversation is in the transcript and in the next model request', async () => {
+    const fake = await FakeModel.start([{ text: 'The parser is in src/parse.py.' }, { text: 'Fixed it.' }]);
+    running.push(fake);
+    const state = tempDir('state');
+    const workspace = tempDir('workspace');
+    const first = await ServerProcess.start({ baseUrl: fake.baseUrl, workspace }, undefined, { AGENTLS_STATE_DIR: state });
+    running.push(first);
+    const before = new AgentController(first, new FakeUi());
+    first.onEvent((event) => before.handleEvent(event));
+    await before.submit('main', 'Where is the parser?');
+    await first.stop();
+
+    const second = await ServerProcess.start({ baseUrl: fake.baseUrl, workspace }, undefined, { AGENTLS_STATE_DIR: state });
+    running.push(second);
+    const ui = new FakeUi();
+    const controller = new AgentController(second, ui);
+    second.onEvent((event) => controller.handleEvent(event));
+    ui.answer = 'Resume';
+    const resumed = await controller.offerResume();
+    assert.equal(resumed?.title, 'Where is the parser?');
+    assert.match(ui.infos[0], /continue your last session “Where is the parser\?” \(just now · 1 turn\)/);
+    const opened = await waitFor('the resumed conversation in the transcript', () =>
+      controller.pane('main')?.transcript.items.find((item) => item.type === 'earlier'),
+    );
+    assert.deepEqual(
+      opened.type === 'earlier' && opened.entries.map((entry) => [entry.role, entry.text]),
+      [
+        ['user', 'Where is the parser?'],
+        ['assistant', 'The parser is in src/parse.py.'],
+      ],
+    );
+    await controller.submit('main', 'Fix it');
+    const request = fake.requests.at(-1)!;
+    const texts = (request.input as Array<{ content?: Array<{ text: string }> }>).map((item) =>
+      (item.content ?? []).map((part) => part.text).join(''),
+    );
+    assert.deepEqual(texts, ['Where is the parser?', 'The parser is in src/parse.py.', 'Fix it']);
+    // The one stored session is open in main: nothing to pick.
+    assert.equal(await controller.resumeSession(), undefined);
+    assert.deepEqual(ui.pickItems, []);
+    assert.match(ui.infos.at(-1) ?? '', /no stored session of this workspace to choose from/);
+    fs.rmSync(state, { recursive: true, force: true });
   });
 });

@@ -59,12 +59,17 @@ export class FakeUi implements Ui {
 
   /** Every quick pick shown, in order. */
   readonly shown: Array<{ items: PickItem[]; title: string; placeHolder?: string }> = [];
+  /** The items of every quick pick shown, in order. */
+  readonly pickItems: PickItem[][] = [];
+  /** The buttons of every info message shown, in order. */
+  readonly infoActions: string[][] = [];
 
   async quickPick<T extends string>(
     items: PickItem<T>[],
     options: { title: string; placeHolder?: string } = { title: '' },
   ): Promise<T | undefined> {
     this.shown.push({ items, ...options });
+    this.pickItems.push(items);
     const wanted = this.picks.shift();
     return items.find((item) => item.value === wanted)?.value;
   }
@@ -79,8 +84,9 @@ export class FakeUi implements Ui {
     }
   }
 
-  async info(message: string): Promise<string | undefined> {
+  async info(message: string, ...actions: string[]): Promise<string | undefined> {
     this.infos.push(message);
+    this.infoActions.push(actions);
     return this.answer;
   }
 

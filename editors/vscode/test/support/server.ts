@@ -56,11 +56,14 @@ export class ServerProcess implements Client {
 
   /**
    * Start and initialize a server. With `approve`, the client answers
-   * `agent/requestApproval` (and says so in its capabilities).
+   * `agent/requestApproval` (and says so in its capabilities). `env`: more of
+   * the server's environment (`AGENTLS_STATE_DIR`, say, for servers that share
+   * sessions).
    */
   static async start(
     options: InitializationOptions & { workspace?: string } = {},
     approve?: (params: ApprovalParams) => Promise<ApprovalResult>,
+    env: Record<string, string> = {},
   ): Promise<ServerProcess> {
     const scratch: string[] = [];
     const workspace = options.workspace ?? tempDir('workspace');
@@ -73,7 +76,7 @@ export class ServerProcess implements Client {
       cwd: workspace,
       // A home of its own: exec_command runs `bash -lc`, and the user's login
       // profile (pyenv, nvm...) is slow and not what these tests are about.
-      env: { ...process.env, HOME: home, OPENAI_API_KEY: 'sk-test-not-a-real-key', PYTHONUNBUFFERED: '1' },
+      env: { ...process.env, HOME: home, OPENAI_API_KEY: 'sk-test-not-a-real-key', PYTHONUNBUFFERED: '1', ...env },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     const connection = createMessageConnection(

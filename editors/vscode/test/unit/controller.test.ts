@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { CancellationToken } from '../../src/client';
-import { AgentController, describeError, shorten } from '../../src/controller';
+import { AgentController, age, describeError, sessionDescription, shorten } from '../../src/controller';
 import type { AgentEvent } from '../../src/protocol';
 import { FakeClient } from '../support/fakeClient';
 import { FakeUi } from '../support/fakeUi';
@@ -275,5 +275,112 @@ describe('AgentController commands', () => {
     assert.equal(describeError(new Error('boom')), 'boom');
     assert.equal(shorten('a\n  b'), 'a b');
     assert.equal(shorten('x'.repeat(60)).length, 50);
+  });
+});
+
+describe('AgentController sessions', () => {
+  const now = Date.parse('2025-06-01T12:00:00Z');
+  const sessions = [
+    { sessionId: 'a'.repeat(32), title: 'Fix the parser', createdAt: '2025-06-01T10:00:00Z', updatedAt: '2025-06-01T11:55:00Z', turns: 3, pane: null },
+    { sessionId: 'b'.repeat(32), title: 'Open one', createdAt: '2025-06-01T09:00:00Z', updatedAt: '2025-06-01T09:00:00Z', turns: 1, pane: 'main' },
+    { sessionId: 'c'.repeat(32), title: '(unreadable: line 3 is damaged)', createdAt: '2025-05-30T12:00:00Z', updatedAt: '2025-05-30T12:00:00Z', turns: 0, pane: null, error: 'line 3 is damaged' },
+  ];
+
+  test('age and the pickers’ description: how long ago, how many turns', () => {
+    assert.equal(age('2025-06-01T11:59:30Z', now), 'just now');
+    assert.equal(age('2025-06-01T11:55:00Z', now), '5 min ago');
+    assert.equal(age('2025-06-01T09:00:00Z', now), '3 h ago');
+    assert.equal(age('2025-05-30T12:00:00Z', now), '2 d ago');
+    assert.equal(sessionDescription(sessions[0], now), '5 min ago · 3 turns');
+    assert.equal(sessionDescription(sessions[2], now), '2 d ago · unreadable');
+  });
+
+  test('Resume Session… picks among the sessions not open in a pane and resumes in the active pane', async () => {
+    const { client, ui, controller } = setUp();
+    client.handlers.set('agent/sessions', async () => ({ sessions }));
+    client.handlers.set('agent/resume', async (params) => ({ pane: params.pane, sessionId: params.sessionId, turns: 3, title: 'Fix the parser', interrupted: false, unsent: [] }));
+    ui.picks.push('a'.repeat(32));
+    const result = await controller.resumeSession();
+    assert.equal(result?.sessionId, 'a'.repeat(32));
+    assert.deepEqual(
+      ui.pickItems[0].map((item) => item.label),
+      ['Fix the parser', '(unreadable: line 3 is damaged)'],
+    );
+    assert.match(ui.pickItems[0][0].description ?? '', /ago · 3 turns$/);
+    assert.deepEqual(client.requests.at(-1), { method: 'agent/resume', params: { sessionId: 'a'.repeat(32), pane: 'main' }, token: undefined });
+    ui.picks.push(undefined as unknown as string);
+    assert.equal(await controller.resumeSession(), undefined, 'a dismissed pick resumes nothing');
+    assert.equal(client.requests.filter((r) => r.method === 'agent/resume').length, 1);
+  });
+
+  test('a refused resume shows the server’s own words', async () => {
+    const { client, ui, controller } = setUp();
+    client.handlers.set('agent/resume', () => Promise.reject({ code: -32005, message: 'session ccc is unreadable: line 3 is damaged' }));
+    assert.equal(await controller.resumeSession({ sessionId: 'c'.repeat(32) }), undefined);
+    assert.deepEqual(ui.errors, ['AgentLS: session ccc is unreadable: line 3 is damaged']);
+  });
+
+  test('Delete Session… asks before it deletes', async () => {
+    const { client, ui, controller } = setUp();
+    client.handlers.set('agent/sessions', async () => ({ sessions }));
+    client.handlers.set('agent/deleteSession', async () => ({ deleted: true }));
+    ui.picks.push('a'.repeat(32));
+    ui.answer = undefined;
+    assert.equal(await controller.deleteSession(), false);
+    assert.equal(client.requests.some((r) => r.method === 'agent/deleteSession'), false);
+    ui.picks.push('a'.repeat(32));
+    ui.answer = 'Delete';
+    assert.equal(await controller.deleteSession(), true);
+    assert.deepEqual(client.requests.at(-1)?.params, { sessionId: 'a'.repeat(32) });
+  });
+
+  test('a fresh server offers the last session, once main has nothing; a server without sessions offers nothing', async () => {
+    const { client, ui, controller } = setUp();
+    client.handlers.set('agent/sessions', async () => ({ sessions }));
+    client.handlers.set('agent/resume', async (params) => ({ pane: 'main', sessionId: params.sessionId, turns: 3, title: 'Fix the parser', interrupted: false, unsent: [] }));
+    ui.answer = 'Resume';
+    const resumed = await controller.offerResume();
+    assert.equal(resumed?.sessionId, 'a'.repeat(32));
+    assert.match(ui.infos[0], /continue your last session “Fix the parser” \(.* · 3 turns\)\?/);
+    assert.deepEqual(ui.infoActions[0], ['Resume', 'Other Sessions…']);
+    const quiet = setUp();
+    assert.equal(await quiet.controller.offerResume(), undefined); // agent/sessions fails: no offer, no error
+    assert.deepEqual([quiet.ui.infos, quiet.ui.errors], [[], []]);
+    const busy = setUp();
+    busy.client.handlers.set('agent/sessions', async () => ({ sessions }));
+    const e = mainEvents();
+    busy.controller.handleEvent(e({ kind: 'turn.started', prompt: 'working' }));
+    assert.equal(await busy.controller.offerResume(), undefined);
+    assert.deepEqual(busy.ui.infos, []);
+  });
+
+  test('rebuild: the transcript comes back from agent/history; live events that came meanwhile follow, none twice', async () => {
+    const { client, controller } = setUp();
+    const e = mainEvents();
+    const earlier = [e({ kind: 'turn.started', prompt: 'long job' }), e({ kind: 'message.delta', text: 'one ' }), e({ kind: 'message.delta', text: 'two ' })];
+    const overlap = e({ kind: 'message.delta', text: 'three ' });
+    const later = e({ kind: 'message.delta', text: 'four' });
+    let answer: (value: unknown) => void = () => undefined;
+    client.handlers.set('agent/history', () => new Promise((resolve) => (answer = resolve)));
+    const rebuilt = controller.rebuild(['main']);
+    // Sent while the history request was out: one it also holds, one after it.
+    controller.handleEvent(overlap);
+    controller.handleEvent(later);
+    answer({ pane: 'main', sessionId: 's', events: [...earlier, overlap], lastSeq: 4, complete: true, runningTurnId: 1 });
+    await rebuilt;
+    const pane = controller.pane('main')!;
+    const [turn] = pane.transcript.turnList();
+    assert.equal(turn.status, 'running');
+    assert.equal((turn.entries[0] as { text: string }).text, 'one two three four');
+    assert.deepEqual(pane.transcript.gaps, []);
+    assert.equal(controller.paneState('main'), 'running');
+  });
+
+  test('rebuild says when the server no longer has the start of the session', async () => {
+    const { client, controller } = setUp();
+    client.handlers.set('agent/history', async () => ({ pane: 'main', sessionId: 's', events: [], lastSeq: 40, complete: false, runningTurnId: null }));
+    await controller.rebuild(['main']);
+    const notices = controller.pane('main')!.transcript.items.filter((item) => item.type === 'notice');
+    assert.match((notices[0] as { text: string }).text, /no longer kept/);
   });
 });

@@ -77,6 +77,8 @@ describe('the extension in a stub VS Code', () => {
       'agentls.toggleFastMode': 'Toggle Fast Mode',
       'agentls.newSession': 'New Session',
       'agentls.compact': 'Compact Conversation',
+      'agentls.resumeSession': 'Resume Session…',
+      'agentls.deleteSession': 'Delete Session…',
       'agentls.showTranscript': 'Show Transcript',
       'agentls.showServerLog': 'Show Server Log',
       'agentls.showServerStatus': 'Show Server Status',
@@ -226,9 +228,11 @@ describe('the extension in a stub VS Code', () => {
     view.webview.received.fire({ type: 'closePane' });
     view.webview.received.fire({ type: 'bogus' });
     view.webview.received.fire({ type: 'stopTool' });
-    await waitFor('four requests', () => client.requests.length === 4);
+    // (The start asked agent/sessions, to offer the last session: not part of this.)
+    const sent = () => client.requests.filter((request) => request.method !== 'agent/sessions');
+    await waitFor('four requests', () => sent().length === 4);
     assert.deepEqual(
-      client.requests.map((request) => [request.method, request.params]),
+      sent().map((request) => [request.method, request.params]),
       [
         ['agent/steer', { pane: 'main', prompt: 'use tabs' }],
         ['agent/cancel', { pane: 'main' }],
@@ -241,7 +245,9 @@ describe('the extension in a stub VS Code', () => {
     await vscode.commands.executeCommand('agentls.closePane');
     await vscode.commands.executeCommand('agentls.closePane', 'main');
     assert.deepEqual(
-      client.requests.slice(4).map((request) => [request.method, request.params]),
+      sent()
+        .slice(4)
+        .map((request) => [request.method, request.params]),
       [
         ['agent/closePane', { pane: 'fork-1' }],
         ['agent/closePane', { pane: 'main' }],

@@ -117,7 +117,8 @@ describe('the server: checked before it starts, restartable from every state', (
     client.respond = async (_method, params) => ({ pane: 'main', turnId: 1, status: 'completed', finalMessage: `echo ${params.prompt}` });
     stub.inputs.push('Hello again');
     await vscode.commands.executeCommand('agentls.ask');
-    assert.deepEqual(client.requests.map((request) => request.method), ['agent/submit']);
+    // A fresh server: the extension asked for the last session (to offer it), then the Ask.
+    assert.deepEqual(client.requests.map((request) => request.method), ['agent/sessions', 'agent/submit']);
   });
 
   test('agentls not on PATH: the error names everything that was tried and how to install', async () => {

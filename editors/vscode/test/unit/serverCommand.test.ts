@@ -5,8 +5,10 @@ import { describe, test } from 'node:test';
 import {
   type ServerCommandProbes,
   findExecutable,
+  reattaches,
   resolveServerCommand,
   serverCommandProblem,
+  spawnArgs,
 } from '../../src/serverCommand';
 import { type Settings, readSettings } from '../../src/settings';
 import { tempDir } from '../support/env';
@@ -121,5 +123,16 @@ describe('the server command', () => {
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  test('a found server is started through --reattach unless agentls.reattach is off; a set command as written', async () => {
+    const found = await resolveServerCommand(defaults, probes('/py', true));
+    assert.deepEqual(spawnArgs(found, true, 'linux'), ['-m', 'agentls', 'serve', '--reattach']);
+    assert.deepEqual(spawnArgs(found, false, 'linux'), ['-m', 'agentls', 'serve']);
+    assert.deepEqual(spawnArgs(found, true, 'win32'), ['-m', 'agentls', 'serve']);
+    const set = await resolveServerCommand({ ...defaults, serverCommand: ['/x/agentls', 'serve'] }, probes('/py', true));
+    assert.deepEqual(spawnArgs(set, true, 'linux'), ['serve']);
+    assert.equal(reattaches(['serve', '--reattach']), true);
+    assert.equal(reattaches(['serve']), false);
   });
 });

@@ -34,6 +34,8 @@ describe('settings', () => {
       webSearch: false,
       contextWindow: 0,
       autoCompact: 0.85,
+      reattach: true,
+      sessionRetention: 200,
     });
   });
 
@@ -79,6 +81,9 @@ describe('settings', () => {
       autoCompact: 0.85,
     };
     assert.deepEqual(initializationOptions(defaults), base);
+    assert.deepEqual(initializationOptions({ ...defaults, sessionRetention: 0 }), { ...base, sessionRetention: 0 });
+    assert.equal(readSettings(reader({ sessionRetention: -3 })).sessionRetention, 200);
+    assert.equal(readSettings(reader({ reattach: false })).reattach, false);
     assert.deepEqual(
       initializationOptions({ ...defaults, model: 'm', baseUrl: 'http://x/v1', effort: 'high' }, '/ws'),
       { ...base, effort: 'high', model: 'm', baseUrl: 'http://x/v1', workspace: '/ws' },
@@ -140,6 +145,8 @@ describe('settings', () => {
       assert.equal(needsRestart(defaults, { ...defaults, ...change }), true, JSON.stringify(change));
     }
     assert.equal(restartReason(defaults, { ...defaults, network: true }), 'the sandbox settings changed');
+    assert.equal(needsRestart(defaults, { ...defaults, reattach: false }), true);
+    assert.equal(needsRestart(defaults, { ...defaults, sessionRetention: 5 }), true);
   });
 
   test('command lines split like a shell', () => {

@@ -216,4 +216,55 @@ describe('Transcript', () => {
     assert.equal(t.turnList()[0].entries.length, 100);
     assert.deepEqual(t.takeChanges().keys, ['t1'], 'one item to redraw, however many deltas');
   });
+
+  test('session.resumed: the pane shows the stored conversation instead, and what resuming repaired', () => {
+    const e = stream();
+    const t = new Transcript();
+    applyAll(t, [e({ kind: 'turn.started', prompt: 'another conversation' })]);
+    t.apply({
+      pane: 'main',
+      seq: 2,
+      turnId: null,
+      kind: 'session.resumed',
+      sessionId: 's1',
+      title: 'Fix the tests',
+      turns: 2,
+      entries: [
+        { role: 'user', text: 'Fix the tests' },
+        { role: 'tool', text: 'Running `pytest`', tool: 'exec_command', status: 'interrupted' },
+        { role: 'steer', text: 'use tabs' },
+      ],
+      interrupted: true,
+      unsent: ['and the docs'],
+      notice: 'The last turn was interrupted.',
+    });
+    assert.deepEqual(t.turnList(), []);
+    const [earlier, notice] = t.items;
+    assert.equal(earlier.type, 'earlier');
+    assert.equal(earlier.type === 'earlier' && earlier.title, 'Resumed “Fix the tests” (2 turns)');
+    assert.equal(earlier.type === 'earlier' && earlier.entries.length, 3);
+    assert.deepEqual(notice.type === 'notice' && [notice.text, notice.level], ['The last turn was interrupted.', 'warning']);
+    assert.equal(t.takeChanges().reset, true);
+    assert.equal(t.lastSeq('main'), 2, 'seq goes on');
+  });
+
+  test('a fork’s pane.opened shows what it inherited', () => {
+    const t = new Transcript();
+    t.apply({
+      pane: 'fork-1',
+      seq: 1,
+      turnId: null,
+      kind: 'pane.opened',
+      items: 2,
+      sessionId: 's2',
+      entries: [
+        { role: 'user', text: 'parent prompt' },
+        { role: 'assistant', text: 'parent answer' },
+      ],
+    });
+    const kinds = t.items.map((item) => item.type);
+    assert.deepEqual(kinds, ['notice', 'earlier']);
+    const earlier = t.items[1];
+    assert.equal(earlier.type === 'earlier' && earlier.title, 'What this fork inherited');
+  });
 });

@@ -9,11 +9,20 @@ declares the methods it serves with ``@handles``; the method table itself
 from __future__ import annotations
 
 from agentls.protocol import methods
-from agentls.server.handlers import auxiliary, context, mcp, panes, settings, tools, turns
+from agentls.server.handlers import (
+    auxiliary,
+    context,
+    mcp,
+    panes,
+    sessions,
+    settings,
+    tools,
+    turns,
+)
 from agentls.server.handlers.registry import HANDLERS, Handler
 
 __all__ = ["HANDLERS", "Handler"]
 
-_modules = (auxiliary, context, mcp, panes, settings, tools, turns)
+_modules = (auxiliary, context, mcp, panes, sessions, settings, tools, turns)
 _missing = set(methods.CLIENT_REQUESTS) - set(HANDLERS)
 assert not _missing, f"no handler for {sorted(_missing)}"

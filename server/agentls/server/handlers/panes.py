@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Any
 
 from agentls.protocol import errors, methods
@@ -25,6 +26,11 @@ async def fork(server: AgentServer, params: ForkParams) -> dict[str, Any]:
     result = await conn.command(wm.OpenFork(conn.next_fork_pane(), params.pane, reply), reply)
     if isinstance(result, wm.ForkFailed):
         raise errors.from_failure(result.failure)
+    # pygls sends the answer from a done-callback it added before this task
+    # started; this one runs after it: pane.opened follows the answer.
+    task = asyncio.current_task()
+    assert task is not None
+    task.add_done_callback(lambda _: conn.fork_answered(result.pane))
     return {"pane": result.pane, "items": result.items}
 
 
