@@ -89,7 +89,10 @@ async def test_fault(
     said = result.get("error", "") + " ".join(e["reason"] for e in faulty.of("model.retry"))
     assert words in said, said
     if name == "429 then success":
-        assert faulty.of("model.retry")[0]["delayMs"] == 200
+        retry = faulty.of("model.retry")[0]
+        assert retry["delayMs"] == 200 and retry["failure"] == "rate_limit"
+        # When it goes again, for a line that counts down: 200 ms after it was said.
+        assert abs(retry["retryAt"] / 1000 - (time.time() + 0.2)) < 5
         assert time.monotonic() - started >= 0.2, "retry-after was honoured"
         # The user also reads it in the editor's log (window/logMessage).
         assert any("retrying in 0.2 s" in m.message for m in faulty.log_messages)

@@ -511,3 +511,32 @@ async def test_the_api_key_never_travels(client: AgentClient, fake: FakeModelThr
     wire += " ".join(m.message for m in client.log_messages)
     assert API_KEY not in wire and API_KEY[-4:] not in wire
     assert fake.requests[0].headers["authorization"] == f"Bearer {API_KEY}"
+
+
+async def test_turn_numbers_have_no_gaps_and_a_fork_counts_its_own(
+    client: AgentClient, fake: FakeModelThread
+) -> None:
+    gate = fake.gate()
+    fake.script(
+        Reply.text("one"),
+        Reply.text("two", hold=gate),
+        Reply.text("two, steered"),
+        Reply.text("on the fork"),
+        Reply.text("three"),
+    )
+    await client.call("agent/submit", {"prompt": "first"})
+    _, second = client.request("agent/submit", {"prompt": "second"})
+    await gate.wait_reached(timeout=WAIT)
+    steered = await client.call("agent/steer", {"prompt": "and this"})
+    assert steered["outcome"] == "admitted"
+    gate.release()
+    await asyncio.wait_for(asyncio.wrap_future(second), WAIT)
+    fork = await client.call("agent/fork", {})
+    await client.call("agent/submit", {"prompt": "forked", "pane": fork["pane"]})
+    third = await client.call("agent/submit", {"prompt": "third"})
+    main = [e for e in client.of("turn.started", "main")]
+    assert [e["number"] for e in main] == [1, 2, 3]
+    assert [e["number"] for e in client.of("turn.started", fork["pane"])] == [1]
+    # An admitted steer took no turn id either.
+    ids = sorted(e["turnId"] for e in client.of("turn.started"))
+    assert ids == list(range(ids[0], ids[0] + 4)) and third["turnId"] == ids[-1]

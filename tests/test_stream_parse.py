@@ -12,7 +12,7 @@ import pytest
 
 from agentls.model.errors import ModelError
 from agentls.model.stream import batched, read_response
-from agentls.model.types import QuietSink
+from agentls.model.types import QuietSink, Retry
 
 AWKWARD = [
     "plain",
@@ -36,7 +36,7 @@ class Sink(QuietSink):
     def reasoning_delta(self, text: str) -> None:
         self.reasoning.append(text)
 
-    def retrying(self, attempt: int, max_attempts: int, delay: float, reason: str) -> None:
+    def retrying(self, retry: Retry) -> None:
         raise AssertionError("no retries here")
 
 

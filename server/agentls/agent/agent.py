@@ -18,6 +18,7 @@ from __future__ import annotations
 import itertools
 import json
 import logging
+import time
 import uuid
 from collections import deque
 from dataclasses import dataclass, field
@@ -84,7 +85,15 @@ from agentls.model.errors import ModelError
 from agentls.model.items import call_id as item_call_id
 from agentls.model.items import call_output, for_history
 from agentls.model.models import model_info
-from agentls.model.types import ContextSize, Item, ModelRequest, ModelResponse, QuietSink, Usage
+from agentls.model.types import (
+    ContextSize,
+    Item,
+    ModelRequest,
+    ModelResponse,
+    QuietSink,
+    Retry,
+    Usage,
+)
 from agentls.redaction import StreamRedactor, redact_secret
 from agentls.text import valid_unicode
 from agentls.tools.background import BackgroundProcess
@@ -174,6 +183,7 @@ class Agent:
         background: bool = False,
         project: project_docs.ProjectDocs | None = None,
         recorder: Recorder | None = None,
+        turns: int = 0,
     ) -> None:
         self._task_group = task_group
         # Nobody watches a background agent (an auxiliary job): its model
@@ -202,6 +212,9 @@ class Agent:
         self.meter = ContextMeter()
         self._jobs: deque[CompactionJob] = deque()
         self._job_scope: anyio.CancelScope | None = None
+        # Turns started in this session (a resumed one counts its stored turns):
+        # what the user sees as "turn N" of the pane, with no gaps.
+        self.turns_started = turns
         self.interrupt = InterruptHandle()
         # Keeps the conversation on disk (the session store), if anyone does.
         self._recorder = recorder
@@ -565,7 +578,8 @@ class Agent:
         if self._recorder is not None:
             self._recorder.turn_started(turn.id, turn.prompt)
             self.waiting_changed()
-        self._emit(TurnStarted(turn_id=turn.id, prompt=turn.prompt))
+        self.turns_started += 1
+        self._emit(TurnStarted(turn_id=turn.id, prompt=turn.prompt, number=self.turns_started))
         run = _TurnRun(self, turn)
         final: str | None = None
         error: str | None = None
@@ -681,22 +695,24 @@ class _TurnRun:
         )
         agent._emit(ToolFinished(turn_id=turn_id, call_id=call_id, status=status, sources=sources))
 
-    def retrying(self, attempt: int, max_attempts: int, delay: float, reason: str) -> None:
+    def retrying(self, retry: Retry) -> None:
         log.info(
             "turn %s: %s; retrying in %.1f s (attempt %d of %d)",
             self.turn.id,
-            reason,
-            delay,
-            attempt + 1,
-            max_attempts,
+            retry.reason,
+            retry.delay,
+            retry.attempt + 1,
+            retry.max_attempts,
         )
         self.agent._emit(
             ModelRetry(
                 turn_id=self.turn.id,
-                attempt=attempt,
-                max_attempts=max_attempts,
-                delay=delay,
-                reason=reason,
+                attempt=retry.attempt,
+                max_attempts=retry.max_attempts,
+                delay=retry.delay,
+                reason=retry.reason,
+                failure=retry.kind,
+                retry_at=time.time() + retry.delay,
             )
         )
 
@@ -983,8 +999,8 @@ class _RetryOnlySink(QuietSink):
     def __init__(self, inner: Any) -> None:
         self._inner = inner
 
-    def retrying(self, attempt: int, max_attempts: int, delay: float, reason: str) -> None:
-        self._inner.retrying(attempt, max_attempts, delay, reason)
+    def retrying(self, retry: Retry) -> None:
+        self._inner.retrying(retry)
 
 
 def _preparing(tool: str) -> str:

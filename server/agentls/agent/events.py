@@ -25,6 +25,8 @@ class AgentEvent:
 class TurnStarted(AgentEvent):
     kind: ClassVar[str] = "turn.started"
     prompt: str
+    # The turn's number in its session, from 1, without gaps (a fork counts its own).
+    number: int = 0
 
 
 @dataclass(slots=True, kw_only=True)
@@ -151,6 +153,10 @@ class ModelRetry(AgentEvent):
     max_attempts: int
     delay: float
     reason: str
+    # What failed ("rate_limit", "server", "connection", "timeout", "stream").
+    failure: str = "server"
+    # When the request goes again (seconds since the epoch).
+    retry_at: float = 0.0
 
 
 @dataclass(slots=True, kw_only=True)

@@ -26,7 +26,7 @@ from agentls.model.errors import ModelError
 from agentls.model.items import without_id
 from agentls.model.models import model_info, nearest_effort
 from agentls.model.stream import batched, read_response, sse_lines
-from agentls.model.types import ModelRequest, ModelResponse, StreamSink
+from agentls.model.types import ModelRequest, ModelResponse, Retry, StreamSink
 from agentls.redaction import redact
 
 if TYPE_CHECKING:
@@ -257,7 +257,7 @@ class ResponsesClient:
                         ) from None
                     raise error from None
                 delay = self._backoff(attempt, error.retry_after)
-                sink.retrying(attempt, attempts, delay, str(error))
+                sink.retrying(Retry(attempt, attempts, delay, str(error), error.kind))
                 await anyio.sleep(delay)
                 attempt += 1
 

@@ -114,6 +114,18 @@ def message_text(item: Item, kinds: tuple[str, ...] = ("output_text", "refusal")
     return "".join(parts)
 
 
+@dataclass(frozen=True, slots=True)
+class Retry:
+    """A model request failed and is sent again after ``delay`` seconds."""
+
+    attempt: int
+    max_attempts: int
+    delay: float
+    reason: str
+    # The failure's kind (``ModelError.kind``): "rate_limit", "server", "connection" …
+    kind: str
+
+
 class StreamSink(Protocol):
     """Receives a response while it streams (for display only: nothing here is kept)."""
 
@@ -121,7 +133,7 @@ class StreamSink(Protocol):
 
     def reasoning_delta(self, text: str) -> None: ...
 
-    def retrying(self, attempt: int, max_attempts: int, delay: float, reason: str) -> None: ...
+    def retrying(self, retry: Retry) -> None: ...
 
     def call_progress(self, tool: str, chars: int) -> None:
         """The model is writing a call of ``tool`` (``chars`` of it so far)."""
@@ -139,7 +151,7 @@ class QuietSink:
     def reasoning_delta(self, text: str) -> None:
         pass
 
-    def retrying(self, attempt: int, max_attempts: int, delay: float, reason: str) -> None:
+    def retrying(self, retry: Retry) -> None:
         pass
 
     def call_progress(self, tool: str, chars: int) -> None:

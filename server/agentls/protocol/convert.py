@@ -102,7 +102,7 @@ def event_payload(event: ev.AgentEvent) -> JSON:
         case ev.ToolOutput():
             return {"callId": event.call_id, "text": event.text}
         case ev.TurnStarted():
-            return {"prompt": event.prompt}
+            return {"prompt": event.prompt, "number": event.number}
         case ev.ToolStarted():
             return {
                 "callId": event.call_id,
@@ -141,6 +141,8 @@ def event_payload(event: ev.AgentEvent) -> JSON:
                 "attempt": event.attempt,
                 "maxAttempts": event.max_attempts,
                 "delayMs": round(event.delay * 1000),
+                "retryAt": round(event.retry_at * 1000),
+                "failure": event.failure,
                 "reason": event.reason,
             }
         case ev.PlanUpdated():

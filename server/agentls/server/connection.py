@@ -212,7 +212,9 @@ class Connection:
                 f"they run as you, unsandboxed, and {asks}."
             )
 
-    def _agent(self, settings: Settings, history: History, recorder: SessionRecorder) -> Agent:
+    def _agent(
+        self, settings: Settings, history: History, recorder: SessionRecorder, turns: int = 0
+    ) -> Agent:
         """A pane's agent, on this connection's model client and task group."""
         assert self._group is not None and self.client is not None and self.config is not None
         return Agent(
@@ -224,6 +226,7 @@ class Connection:
             approver=self.approver,
             tools=ToolBox.default(self.mcp),
             recorder=recorder,
+            turns=turns,
         )
 
     async def _run_worker(self) -> None:
@@ -456,7 +459,7 @@ class Connection:
         # what the user has now, so resuming never loosens it.
         approval_changed = settings.approval != current.settings.approval
         settings.approval = current.settings.approval
-        agent = self._agent(settings, History(resumed.items), resumed.recorder)
+        agent = self._agent(settings, History(resumed.items), resumed.recorder, resumed.turns)
         if approval_changed:
             resumed.recorder.settings_changed()
         reply: wm.Completion[wm.SessionStarted | wm.Failure] = wm.Completion()

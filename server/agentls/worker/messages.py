@@ -7,6 +7,7 @@ layer). The events report the same facts to observers (a UI), in order.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Generic, Literal, TypeVar
 
@@ -123,8 +124,10 @@ class Auxiliary:
 class Steer:
     pane: PaneId
     queue_id: int
-    # The id a promoted steer's new turn gets.
-    fallback_id: TurnId
+    # The id a promoted steer's new turn gets, or where it gets one: the
+    # server allocates it only if the steer is promoted, so an admitted steer
+    # uses up no turn id.
+    fallback_id: TurnId | Callable[[], TurnId]
     prompt: str
     # Only this turn may take the steer; any other counts as "no running turn".
     expected_turn_id: TurnId | None = None

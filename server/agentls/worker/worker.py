@@ -434,14 +434,16 @@ class PaneWorker:
             _answer(command.reply, event)
             return
         # No running turn took it: it becomes a turn of its own, so it is never lost.
+        fallback = command.fallback_id
+        turn_id = fallback if isinstance(fallback, int) else fallback()
         try:
-            turn = agent.prompt(command.prompt, turn_id=command.fallback_id)
+            turn = agent.prompt(command.prompt, turn_id=turn_id)
         except AgentError as exc:
             self._steer_failed(command, _failure(exc, pane))
             return
         self._track(pane, turn)
-        self._emit(TurnAccepted(pane, command.fallback_id))
-        promoted = SteerPromoted(pane, command.queue_id, command.fallback_id, command.prompt)
+        self._emit(TurnAccepted(pane, turn_id))
+        promoted = SteerPromoted(pane, command.queue_id, turn_id, command.prompt)
         self._emit(promoted)
         _answer(command.reply, promoted)
 

@@ -100,13 +100,12 @@ async def steer(server: AgentServer, params: SteerParams) -> dict[str, Any]:
     conn = await server.connection()
     check_prompt(params.prompt)
     conn.check_pane(params.pane)
-    fallback = conn.next_turn_id()
     reply: wm.Completion[wm.SteerAdmitted | wm.SteerPromoted | wm.SteerFailed] = wm.Completion()
     result = await conn.command(
         wm.Steer(
             params.pane,
             conn.next_steer_id(),
-            fallback,
+            conn.next_turn_id,
             params.prompt,
             params.expected_turn_id,
             reply,
