@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -79,15 +80,17 @@ async def denying(
 async def test_writes_inside_the_workspace_only(
     denying: AgentClient, fake: FakeModelThread, workspace: Path, outside: Path
 ) -> None:
+    # A name nobody else on the machine uses: the check below is that it stays absent.
+    scratch = f"/tmp/agentls-sandbox-{uuid.uuid4().hex}"
     fake.script(
         Reply.tool_call(
             "exec_command",
             {
                 "cmd": f"echo in > inside.txt; echo out > {outside}/written.txt; "
-                "echo made-tmp > /tmp/x"
+                f"echo made-tmp > {scratch}"
             },
         ),
-        Reply.tool_call("exec_command", {"cmd": "cat /tmp/x; touch ~/in-home"}),
+        Reply.tool_call("exec_command", {"cmd": f"cat {scratch}; touch ~/in-home"}),
         Reply.text("done"),
     )
     await denying.call("agent/submit", {"prompt": "write"})
@@ -96,7 +99,7 @@ async def test_writes_inside_the_workspace_only(
     first, second = outputs(fake)
     assert "Read-only file system" in first
     # /tmp is the pane's own: kept between its commands, invisible outside.
-    assert "made-tmp" in second and not Path("/tmp/x").exists()
+    assert "made-tmp" in second and not Path(scratch).exists()
     assert "Read-only file system" in second  # the home folder is read-only
 
 
