@@ -416,10 +416,17 @@ def test_checkhealth_reports_ok_and_probes_the_model(
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         closed_port = s.getsockname()[1]
-    nvim = run_nvim(
-        "checkhealth.lua", PATH=path, AGENTLS_CLOSED_URL=f"http://127.0.0.1:{closed_port}/v1"
-    )
-    data = nvim.finish()
+    # A port that takes connections (the kernel's backlog) and never answers.
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(4)
+        nvim = run_nvim(
+            "checkhealth.lua",
+            PATH=path,
+            AGENTLS_CLOSED_URL=f"http://127.0.0.1:{closed_port}/v1",
+            AGENTLS_SILENT_URL=f"http://127.0.0.1:{silent.getsockname()[1]}/v1",
+        )
+        data = nvim.finish()
     report = data["report"]
     if os.environ.get("AGENTLS_NVIM_TRACE"):
         print(report)
@@ -432,9 +439,12 @@ def test_checkhealth_reports_ok_and_probes_the_model(
     assert "OK model test-model is listed" in report
     assert "ERROR" not in report
     assert "sk-test-neovim" not in report, "the key is never shown"
-    # The probe's other answers: unreachable, and a refused request (no key).
-    unreachable, refused = data["unreachable"], data["refused"]
+    # The probe's other answers: unreachable (nothing listens; no answer
+    # within 3 s), and a refused request (no key).
+    unreachable, silent, refused = data["unreachable"], data["silent"], data["refused"]
     assert unreachable[0]["level"] == "error" and "is unreachable" in unreachable[0]["text"]
+    assert silent[0]["level"] == "error"
+    assert silent[0]["text"].endswith("is unreachable: no answer within 3 s"), silent
     assert refused[0]["level"] == "error" and "(HTTP 401)" in refused[0]["text"]
     assert "without an API key" in refused[0]["text"]
     # Only the probes reached the fake (no prompt): the key went along with

@@ -121,6 +121,9 @@ local function set_keys(buf)
   map("n", "<CR>", M.send, "Agent: send this prompt")
   map({ "n", "i" }, "<C-s>", M.send, "Agent: send this prompt")
   map("n", "q", M.cancel, "Agent: cancel (close without sending)")
+  if vim.fn.has("nvim-0.11") ~= 1 then
+    return -- 'completeopt' is global before 0.11: <C-x><C-o> by hand there
+  end
   -- `#` at the start of a word offers the attachments.
   vim.keymap.set("i", "#", function()
     local col = api.nvim_win_get_cursor(0)[2]

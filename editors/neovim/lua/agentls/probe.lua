@@ -17,7 +17,9 @@ function M.target(opts)
   opts = opts or config.options
   local env = opts.cmd_env or {}
   local function pick(...)
-    for _, value in ipairs({ ... }) do
+    -- The first value that is set ("" counts: it clears what follows).
+    for i = 1, select("#", ...) do
+      local value = select(i, ...)
       if value ~= nil then
         return value ~= "" and value or nil
       end
@@ -71,7 +73,7 @@ function M.request(base_url, key, timeout_ms)
   local body, code = out:match("^(.*)\n(%d%d%d)$")
   if result.code ~= 0 or not code or code == "000" then
     local why = vim.trim((result.stderr or ""):gsub("^curl: %(%d+%) ", ""))
-    if result.signal ~= 0 or why == "" then
+    if result.signal ~= 0 or result.code == 28 or why == "" then -- 28: curl's timeout
       why = ("no answer within %.0f s"):format(timeout_ms / 1000)
     end
     return { err = why, ms = ms }
