@@ -61,12 +61,16 @@ local function show_hints(state)
   end
 end
 
-local function winbar(state)
-  local keys = "%#AgentlsHint#  <CR>/<C-s> send · q cancel · # attach"
+local function winbar(state, width)
+  local keys = "  <CR>/<C-s> send · q cancel · # attach"
   local title = state.kind == "steer" and ("Steer %s"):format(state.pane) or ("Ask %s"):format(state.pane)
-  local about = state.display and (" · " .. state.display:gsub("%%", "%%%%")) or ""
+  local about = state.display and (" · " .. state.display) or ""
   local draft = state.draft and " · draft restored" or ""
-  return ("%%#Title# %s%%*%s%s%s"):format(title, about, draft, keys)
+  -- A narrow window drops the key hints rather than cut what the prompt is for.
+  if vim.fn.strdisplaywidth(" " .. title .. about .. draft .. keys) > width then
+    keys = ""
+  end
+  return ("%%#Title# %s%%*%s%s%%#AgentlsHint#%s"):format(title, about:gsub("%%", "%%%%"), draft, keys)
 end
 
 local function close(state)
@@ -185,7 +189,7 @@ function M.open(opts)
   local win = api.nvim_open_win(buf, true, cfg)
   state.win = win
   local wo = vim.wo[win]
-  wo.winbar = winbar(state)
+  wo.winbar = winbar(state, api.nvim_win_get_width(win))
   wo.winfixheight = true
   wo.wrap = true
   wo.linebreak = true
