@@ -131,6 +131,13 @@ pytest test-nvim test-mcp: export AGENTLS_E2E_CACHE := $(NVIM_TOOLS)
 test-nvim: $(STAMP) nvim-tools
 	$(BIN)/pytest -q tests/test_neovim.py
 
+# docs/images/neovim-transcript.png: the real Neovim TUI in tmux, captured with its
+# colours and drawn by headless Chromium (tests/nvim_screenshot.py); needs tmux and
+# Chromium (vscode-e2e-tools installs it). Not part of `make test`.
+.PHONY: nvim-screenshot
+nvim-screenshot: $(STAMP) nvim-tools
+	$(BIN)/python -m tests.nvim_screenshot --nvim $(NVIM_011)
+
 # StyLua (from npm) over the plugin and its Lua tests; not part of `make test`.
 STYLUA := $(NVIM_TOOLS)/stylua/node_modules/.bin/stylua
 

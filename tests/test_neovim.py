@@ -19,6 +19,7 @@ import os
 import queue
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -354,7 +355,8 @@ def test_effort_and_fast_mode_reach_the_model(run_nvim: Any, fake: FakeModelThre
 def test_setup_names_every_unknown_or_invalid_option(run_nvim: Any, fake: FakeModelThread) -> None:
     nvim = run_nvim("options.lua")
     nvim.finish()
-    assert fake.requests == []
+    # Only :checkhealth's probe of the model API: no prompt was sent.
+    assert [(r.method, r.path) for r in fake.requests] == [("GET", "/v1/models")]
 
 
 def test_approvals_are_asked_in_neovim(
@@ -404,12 +406,28 @@ def test_mcp_servers_are_listed_used_and_restarted(run_nvim: Any, fake: FakeMode
     assert fake.requests[1].body["input"][-1]["output"].isdigit()
 
 
-def test_checkhealth_reports_ok(run_nvim: Any, fake: FakeModelThread, workspace: Path) -> None:
+def test_checkhealth_reports_ok_and_probes_the_model(
+    run_nvim: Any, fake: FakeModelThread, workspace: Path
+) -> None:
     (workspace / "AGENTS.md").write_text("Run the tests before done.\n")
     # The default server command: `agentls` found on $PATH.
     path = f"{Path(SERVER[0]).parent}{os.pathsep}{os.environ.get('PATH', '')}"
-    nvim = run_nvim("checkhealth.lua", PATH=path)
-    report = nvim.finish()["report"]
+    # A port nothing listens on: bound, then closed.
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed_port = s.getsockname()[1]
+    # A port that takes connections (the kernel's backlog) and never answers.
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(4)
+        nvim = run_nvim(
+            "checkhealth.lua",
+            PATH=path,
+            AGENTLS_CLOSED_URL=f"http://127.0.0.1:{closed_port}/v1",
+            AGENTLS_SILENT_URL=f"http://127.0.0.1:{silent.getsockname()[1]}/v1",
+        )
+        data = nvim.finish()
+    report = data["report"]
     if os.environ.get("AGENTLS_NVIM_TRACE"):
         print(report)
     assert re.search(r"OK .*server version: agentls \d", report), report
@@ -417,8 +435,25 @@ def test_checkhealth_reports_ok(run_nvim: Any, fake: FakeModelThread, workspace:
     assert "answered initialize" in report
     assert "model test-model, efforts none, minimal, low, medium, high, xhigh" in report
     assert "OK instructions: 1 file, 27 B (AGENTS.md)" in report
+    assert re.search(r"OK the model API at http://127\.0\.0\.1:\d+/v1 answered in \d+ ms", report)
+    assert "OK model test-model is listed" in report
     assert "ERROR" not in report
-    assert fake.requests == []
+    assert "sk-test-neovim" not in report, "the key is never shown"
+    # The probe's other answers: unreachable (nothing listens; no answer
+    # within 3 s), and a refused request (no key).
+    unreachable, silent, refused = data["unreachable"], data["silent"], data["refused"]
+    assert unreachable[0]["level"] == "error" and "is unreachable" in unreachable[0]["text"]
+    assert silent[0]["level"] == "error"
+    assert silent[0]["text"].endswith("is unreachable: no answer within 3 s"), silent
+    assert refused[0]["level"] == "error" and "(HTTP 401)" in refused[0]["text"]
+    assert "without an API key" in refused[0]["text"]
+    # Only the probes reached the fake (no prompt): the key went along with
+    # the first (curl's config on stdin: never on its command line), not the last.
+    assert [(r.method, r.path, r.status) for r in fake.requests] == [
+        ("GET", "/v1/models", 200),
+        ("GET", "/v1/models", 401),
+    ]
+    assert fake.requests[0].headers["authorization"] == "Bearer sk-test-neovim-0000"
 
 
 def test_the_context_meter_compactions_sources_and_refusals(
@@ -525,3 +560,42 @@ def test_sessions_come_back_after_a_wiped_transcript_and_a_restart(
     resumed = model_input(fake, 2)
     for said in ("remember 42", "Main answer: 42.", "count slowly", "Done counting.", "and now?"):
         assert said in resumed, said
+
+
+def test_compose_attachments_and_output_after_a_steer(
+    run_nvim: Any, fake: FakeModelThread, workspace: Path
+) -> None:
+    """The compose buffer sends a three-line prompt verbatim with #buffer as
+    context; a steer with #diagnostics reaches the model; the command's
+    output that comes after the steer stays under the command (checked in
+    the script, with the fold, the retry line and the notification)."""
+    gate = workspace / "gate.fifo"
+    os.mkfifo(gate)
+    fake.script(
+        Reply.http_error(429, retry_after_ms=20),
+        Reply.http_error(429, retry_after_ms=20),
+        Reply.tool_call(
+            "exec_command",
+            {"cmd": "echo before; timeout 60 cat gate.fifo >/dev/null; echo after"},
+            call_id="call_gate",
+        ),
+        Reply.text("Done: both lines."),
+    )
+    nvim = run_nvim("compose.lua")
+    nvim.step("steered")
+    # The command waits on the fifo: writing to it lets it print the rest.
+    writer = threading.Thread(target=gate.write_text, args=("go\n",), daemon=True)
+    writer.start()
+    writer.join(timeout=WAIT)
+    assert not writer.is_alive(), "the command reads the fifo"
+    nvim.go()
+    nvim.finish()
+    assert len(fake.requests) == 4
+    prompt = fake.requests[2].body["input"][-1]["content"][0]["text"]
+    assert prompt.startswith("line one\nline two #buffer\n  line three, indented\n\n")
+    assert "#buffer — src/app.py (3 lines):\n```python\ndef ratio(a, b):\n" in prompt
+    steer = json.dumps(fake.requests[3].body["input"][-1])
+    assert "also check #diagnostics" in steer
+    assert "line 3, column 12: error: division by zero when a + b is 0" in steer
+    outputs = [i for i in fake.requests[3].body["input"] if i["type"] == "function_call_output"]
+    assert "before" in outputs[0]["output"] and "after" in outputs[0]["output"]

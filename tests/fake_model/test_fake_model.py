@@ -474,7 +474,7 @@ async def test_script_exhausted_is_a_readable_500(
 
 async def test_unknown_path_is_a_404(fake: FakeModel) -> None:
     async with httpx2.AsyncClient(timeout=TIMEOUT) as http:
-        response = await http.get(f"{fake.base_url}/models")
+        response = await http.get(f"{fake.base_url}/embeddings")
         no_v1 = await http.post(
             f"{fake.url}/responses", json={"model": "m", "input": "x", "stream": True}
         )
@@ -483,7 +483,19 @@ async def test_unknown_path_is_a_404(fake: FakeModel) -> None:
     # Base URLs without /v1 work too (here the script is empty: a 500 that says so).
     assert no_v1.status_code == 500
     assert no_v1.json()["error"]["code"] == "fake_script_exhausted"
-    assert [r.path for r in fake.requests] == ["/v1/models", "/responses"]
+    assert [r.path for r in fake.requests] == ["/v1/embeddings", "/responses"]
+
+
+async def test_models_are_listed_to_a_request_with_a_key(
+    fake: FakeModel, client: openai.AsyncOpenAI
+) -> None:
+    listed = [model.id async for model in client.models.list()]
+    assert "gpt-5.1-codex" in listed and "test-model" in listed
+    async with httpx2.AsyncClient(timeout=TIMEOUT) as http:
+        no_key = await http.get(f"{fake.base_url}/models")
+    assert no_key.status_code == 401
+    assert no_key.json()["error"]["message"].startswith("You didn't provide an API key.")
+    assert [(r.method, r.status) for r in fake.requests] == [("GET", 200), ("GET", 401)]
 
 
 # ------------------------------------------------------------------- scripting

@@ -2,20 +2,16 @@
 -- the answer as it streams; progress reaches LspProgress / vim.lsp.status().
 -- Then a very fast stream: drawn in batches.
 local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":h") .. "/harness.lua")
-H.setup()
+H.setup({ keymaps = { prefix = "<leader>a" } })
 
 H.edit("src/app.py")
 local source = vim.api.nvim_get_current_buf()
--- Charwise, from "total" on line 2 to the end of line 3, then the default
--- keymap of visual mode (<leader>aa → <Plug>(AgentAsk) → :'<,'>AgentAsk),
--- which asks for the prompt.
-local asked
-vim.ui.input = function(opts, on_confirm)
-  asked = opts.prompt
-  on_confirm("explain this")
-end
-vim.api.nvim_feedkeys(vim.keycode("2G0wvj$<leader>aa"), "mx", false)
-H.check(asked == "Ask about the selection: src/app.py, lines 2–3: ", "the input prompt: " .. tostring(asked))
+-- Charwise, from "total" on line 2 to the end of line 3, then the ask keymap
+-- of visual mode (<leader>aa → <Plug>(AgentAsk) → :'<,'>AgentAsk), which
+-- opens the compose buffer (in Insert mode) about the selection; <Esc><CR>
+-- sends what was typed.
+vim.api.nvim_feedkeys(vim.keycode("2G0wvj$<leader>aaexplain this<Esc><CR>"), "mx", false)
+H.check(vim.tbl_isempty(require("agentls.compose").by_buf), "sending closed the compose buffer")
 
 H.wait_text("The ratio ")
 local conn = H.connection()

@@ -53,7 +53,7 @@ H.wait(function()
 end, "the second prompt to wait")
 vim.cmd("AgentCancel!")
 -- The waiting prompt is cancelled at once and never starts; the running one stops.
-H.wait_text("Turn 4 was cancelled before it started")
+H.wait_text("A queued prompt was cancelled before it started: waiting behind")
 H.wait(function()
   return select(2, H.text():gsub("⏹ Cancelled", "")) == 2
 end, "the running turn to be cancelled")

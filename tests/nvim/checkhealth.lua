@@ -8,6 +8,19 @@ local report = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
 H.check(report:find("agentls: initialize", 1, true), "the report:\n" .. report)
 vim.cmd("bwipeout!")
 
+-- The model probe (the same function :checkhealth uses): a base URL where
+-- nothing listens, one that takes the connection and never answers (the
+-- 3 s timeout), and a request the API refuses (no key).
+local probe = require("agentls.probe")
+local function found(opts)
+  return vim.tbl_map(function(line)
+    return { level = line[1], text = line[2] }
+  end, probe.check(vim.tbl_extend("force", require("agentls.config").options, opts)))
+end
+local unreachable = found({ base_url = assert(os.getenv("AGENTLS_CLOSED_URL")) })
+local silent = found({ base_url = assert(os.getenv("AGENTLS_SILENT_URL")) })
+local refused = found({ cmd_env = { OPENAI_API_KEY = "" } })
+
 -- The vimdoc: its tags build (a copy, so the plugin directory gets no tags
 -- file), and :help finds every command and option.
 local plugin = os.getenv("AGENTLS_PLUGIN")
@@ -41,4 +54,4 @@ for _, action in pairs(require("agentls.keymaps").actions) do
   local plug = ("<Plug>(%s)"):format(action[1])
   H.check(vimdoc:find(plug, 1, true) and readme:find(plug, 1, true), plug .. " is documented")
 end
-H.done({ report = report })
+H.done({ report = report, unreachable = unreachable, silent = silent, refused = refused })

@@ -1,8 +1,8 @@
 -- :AgentEffort high and :AgentFast on reach the next model request; the
 -- commands complete their arguments; the <leader>at keymap chooses an effort
--- through vim.ui.select.
+-- through vim.ui.select (keymaps are opt-in: here under the prefix <leader>a).
 local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":h") .. "/harness.lua")
-H.setup()
+H.setup({ keymaps = { prefix = "<leader>a", fork = "<M-f>", new = false } })
 
 -- Exactly these commands and <Plug> mappings: no alias of an old name.
 local commands = vim.fn.getcompletion("Agent", "command")
@@ -51,6 +51,8 @@ H.check(
   vim.fn.maparg("<leader>ax", "n") == "<Plug>(AgentClosePane)",
   "<leader>ax: " .. vim.fn.maparg("<leader>ax", "n")
 )
+H.check(vim.fn.maparg("<M-f>", "n") == "<Plug>(AgentFork)", "an action's own key wins over the prefix")
+H.check(vim.fn.maparg("<leader>af", "n") == "" and vim.fn.maparg("<leader>an", "n") == "", "and false leaves one out")
 H.check(vim.deep_equal(vim.fn.getcompletion("AgentFast ", "cmdline"), { "on", "off", "toggle" }), "fast completion")
 
 vim.cmd("AgentAsk one")

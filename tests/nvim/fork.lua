@@ -9,6 +9,12 @@ vim.cmd("AgentAsk remember 42")
 H.wait_text("Main answer: 42.")
 H.wait_text("✓ Completed")
 
+-- The layout before the fork: the fork's window takes room from the others
+-- while it is open, and gives it back when it closes.
+local function widths()
+  return vim.tbl_map(vim.api.nvim_win_get_width, vim.api.nvim_tabpage_list_wins(0))
+end
+local before = widths()
 vim.cmd("AgentFork")
 H.wait(function()
   return #H.windows("fork-1") == 1
@@ -21,7 +27,9 @@ H.check(main_win and fork_win and main_win ~= fork_win, "two transcript windows"
 -- Beside main: side by side (vertical split of main's window).
 local mp, fp = vim.api.nvim_win_get_position(main_win), vim.api.nvim_win_get_position(fork_win)
 H.check(mp[1] == fp[1] and fp[2] > mp[2], "the fork is right of main: " .. vim.inspect({ mp, fp }))
-H.wait_text("Forked from main with 2 items of history", "fork-1")
+H.wait_text("Forked from main: 1 turn inherited (2 items of history)", "fork-1")
+H.wait_text("## What this fork inherited\n\n**You**\n> remember 42\n\nMain answer: 42.", "fork-1")
+H.wait_text("Forked here into fork-1", "main")
 local names = vim.fn.getcompletion("AgentClosePane ", "cmdline")
 H.check(vim.deep_equal(names, { "main", "fork-1" }), "pane completion: " .. vim.inspect(names))
 
@@ -42,6 +50,10 @@ end, "the fork pane to close")
 H.wait(function()
   return #vim.api.nvim_tabpage_list_wins(0) == 2
 end, "the fork's window to close")
+H.check(
+  vim.deep_equal(widths(), before),
+  ("the window sizes came back: %s, not %s"):format(vim.inspect(widths()), vim.inspect(before))
+)
 H.check(#H.windows("main") == 1, "main's transcript stays")
 local fork1_buf = vim.fn.bufnr("agentls://ws/fork-1 (closed)")
 H.check(fork1_buf > 0, "the closed fork's buffer stays readable")

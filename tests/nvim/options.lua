@@ -8,7 +8,7 @@ local function errors()
   end, H.messages)
 end
 
--- A valid setup says nothing.
+-- A valid setup says nothing, and sets no global keymap (they are opt-in).
 H.setup({
   approval = "on-request",
   sandbox = "read-only",
@@ -17,6 +17,10 @@ H.setup({
   transcript = { position = "left" },
 })
 H.check(#errors() == 0, "a valid setup is silent: " .. vim.inspect(H.messages))
+local global = vim.tbl_filter(function(map)
+  return map.rhs and map.rhs:find("<Plug>(Agent", 1, true) and not map.lhs:find("<Plug>", 1, true)
+end, vim.list_extend(vim.api.nvim_get_keymap("n"), vim.api.nvim_get_keymap("x")))
+H.check(#global == 0, "no global keymap by default: " .. vim.inspect(global))
 local config = require("agentls.config")
 H.check(config.options.approval == "on-request", "approval is kept")
 local init = config.init_options("/ws")
@@ -59,7 +63,7 @@ local o = config.options
 H.check(o.model == "kept-model" and o.transcript.focus == true, "valid options apply: " .. vim.inspect(o.transcript))
 H.check(o.effort == nil and o.fast_mode == nil and o.transcript.size == 0.4, "bad values are left out")
 H.check(o.transcript.postion == nil and o.approvl == nil and o.keymaps.thinking == nil, "unknown keys are left out")
-H.check(o.keymaps.fork == "<leader>af", "keymaps.fork keeps its default")
+H.check(o.keymaps.fork == nil and o.keymaps.prefix == false, "keymaps.fork keeps its default (none)")
 
 -- Not a table at all.
 require("agentls").setup("always")

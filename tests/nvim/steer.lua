@@ -12,6 +12,8 @@ H.step("started")
 -- Completion offers file names inside a prompt.
 local files = vim.fn.getcompletion("AgentSteer see src/a", "cmdline")
 H.check(vim.tbl_contains(files, "src/app.py"), "file completion in a prompt: " .. vim.inspect(files))
+local attach = vim.fn.getcompletion("AgentSteer see #file:src/a", "cmdline")
+H.check(vim.deep_equal(attach, { "#file:src/app.py" }), "attachment completion: " .. vim.inspect(attach))
 
 vim.cmd("AgentSteer also mention the tests")
 H.wait(function()

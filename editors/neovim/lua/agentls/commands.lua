@@ -31,10 +31,18 @@ function M.complete_fast(lead)
   return filter({ "on", "off", "toggle" }, lead)
 end
 
---- Prompts mention files: complete the word under the cursor as a path.
+--- Prompts mention files and attach context: complete the word under the
+--- cursor as an attachment (#buffer, #file:PATH, …) or a path.
 function M.complete_prompt(lead)
   if lead == "" then
     return {}
+  end
+  if lead:sub(1, 1) == "#" then
+    local connection = require("agentls.connection")
+    local root = connection.root_of(vim.api.nvim_get_current_buf())
+    return vim.tbl_map(function(item)
+      return item.word
+    end, require("agentls.attachments").complete(lead, root))
   end
   return vim.fn.getcompletion(lead, "file")
 end

@@ -67,17 +67,15 @@ M.defaults = {
     fold_output = true, -- fold tool output and reasoning under their one-line entries
     render_interval_ms = 30, -- streamed text is drawn in batches at most this often
   },
+  compose = {
+    height = 8, -- lines of the compose window (:AgentAsk, :AgentSteer without an argument)
+  },
+  -- Global keymaps are opt-in (so they clash with no other plugin): set
+  -- `prefix` (e.g. "<leader>a") for all of them (`<prefix>a` ask, `<prefix>s`
+  -- steer, …: M.keymap_suffixes), and/or give an action its own key
+  -- (ask = "<M-a>"), or false to leave it out.
   keymaps = {
-    ask = "<leader>aa", -- normal: prompt for a question; visual: ask about the selection
-    steer = "<leader>as",
-    cancel = "<leader>ac",
-    fork = "<leader>af",
-    close_pane = "<leader>ax",
-    effort = "<leader>at",
-    fast = "<leader>aF",
-    new = "<leader>an",
-    compact = "<leader>ak",
-    toggle = "<leader>ao",
+    prefix = false, --- @type string|false
     transcript_cancel = "<C-c>", -- in a transcript buffer
     transcript_stop_tool = "x", -- in a transcript buffer, on a running command: stop just it
     transcript_close = "q", -- in a transcript buffer: hide its window
@@ -86,6 +84,20 @@ M.defaults = {
     icons = { running = "⟳", cancelling = "⏹", idle = "" },
     idle = "", -- text shown when no turn runs ("" hides the component)
   },
+}
+
+-- The global keymaps: action -> its key after `keymaps.prefix`.
+M.keymap_suffixes = {
+  ask = "a", -- normal: open the compose buffer; visual: ask about the selection
+  steer = "s",
+  cancel = "c",
+  fork = "f",
+  close_pane = "x",
+  effort = "t",
+  fast = "F",
+  new = "n",
+  compact = "k",
+  toggle = "o",
 }
 
 M.options = vim.deepcopy(M.defaults)
@@ -226,9 +238,16 @@ local schema = {
       end
     end,
   },
+  compose = {
+    height = function(v)
+      if type(v) ~= "number" or v < 1 or v % 1 ~= 0 then
+        return "a whole number of lines, at least 1"
+      end
+    end,
+  },
   keymaps = vim.tbl_map(function()
     return key_or_false
-  end, M.defaults.keymaps),
+  end, vim.tbl_extend("error", M.defaults.keymaps, M.keymap_suffixes)),
   statusline = {
     icons = { running = of_type("string"), cancelling = of_type("string"), idle = of_type("string") },
     idle = of_type("string"),

@@ -24,7 +24,8 @@ local CLIENT_NAME = "agentls"
 local token_counter = 0
 
 --- @class agentls.Turn
---- @field id integer
+--- @field id integer the server-wide turn id
+--- @field number integer|nil its number in the pane's session (turn.started), what users see
 --- @field prompt string
 --- @field display string|nil
 --- @field status "running"|"cancelling"|"completed"|"cancelled"|"failed"|"lost"
@@ -387,6 +388,7 @@ function Connection:show_fork(pane)
   if main and not main.transcript:window() then
     main.transcript:show({ focus = false })
   end
+  require("agentls.layout").save(pane)
   pane.transcript:show({ beside = main and main.transcript, focus = false })
 end
 
@@ -398,6 +400,7 @@ function Connection:drop_pane(pane, why)
   pane.transcript:flush()
   pane.transcript:hide()
   pane.transcript:rename(pane.name, true)
+  require("agentls.layout").restore(pane)
 end
 
 -- --- events -----------------------------------------------------------------------------
@@ -434,7 +437,7 @@ function Connection:on_event(ev)
   end
   local turn_id = tonumber(nn(ev.turnId))
   if kind == "turn.started" then
-    return self:turn_started(pane, turn_id, nn(ev.prompt) or "")
+    return self:turn_started(pane, turn_id, nn(ev.prompt) or "", tonumber(nn(ev.number)))
   end
   local turn = turn_id and pane.turns[turn_id]
   if not turn then
@@ -491,7 +494,7 @@ function Connection:on_event(ev)
   elseif kind == "turn.finished" then
     self:finish_turn(pane, ev)
   elseif kind == "model.retry" then
-    t:model_retry(ev)
+    t:model_retry(turn, ev)
   elseif kind == "plan.updated" then
     t:plan(ev)
   end
@@ -513,15 +516,17 @@ function Connection:finished_unstarted(pane, id, result)
   local submit = index and table.remove(pane.submits, index) or nil
   local turn = self:new_turn(pane, id, nil, submit)
   turn.done, turn.status, turn.result = true, result.status, result
+  -- It never started, so it has no number in the session: named by its prompt.
   local what = submit and (": " .. util.shorten(submit.prompt, 80)) or ""
   if result.status == "cancelled" then
-    pane.transcript:note(("%s Turn %d was cancelled before it started%s"):format(transcript.icons.cancelled, id, what))
+    pane.transcript:note(
+      ("%s A queued prompt was cancelled before it started%s"):format(transcript.icons.cancelled, what)
+    )
   else
     local err = nn(result.error)
     pane.transcript:note(
-      ("%s Turn %d ended before it started (%s)%s"):format(
+      ("%s A queued prompt ended before it started (%s)%s"):format(
         transcript.icons.failed,
-        id,
         tostring(err or result.status),
         what
       )
@@ -560,12 +565,13 @@ local function match_submit(pane, prompt)
   end
 end
 
-function Connection:turn_started(pane, id, prompt)
+function Connection:turn_started(pane, id, prompt, number)
   if not id then
     return
   end
   local submit = match_submit(pane, prompt)
   local turn = self:new_turn(pane, id, prompt, submit)
+  turn.number = number
   if submit then
     submit.turn = turn
     if submit.cancelled then
@@ -588,6 +594,9 @@ function Connection:finish_turn(pane, result)
   turn.status = result.status
   turn.result = result
   pane.transcript:turn_finished(turn, result)
+  if not pane.replaying then
+    require("agentls.notices").turn_finished(pane, turn, result)
+  end
   if pane.running == turn then
     pane.running = nil
   end
@@ -628,8 +637,20 @@ function Connection:pane_opened(ev)
   if main then
     pane.settings = vim.deepcopy(main.settings)
   end
-  pane.transcript:note(("Forked from main with %d item%s of history"):format(items, items == 1 and "" or "s"))
-  pane.transcript:entries("What this fork inherited", nn(ev.entries) or {})
+  local entries = nn(ev.entries) or {}
+  local turns = #vim.tbl_filter(function(entry)
+    return entry.role == "user"
+  end, entries)
+  pane.transcript:note(
+    ("Forked from main: %d turn%s inherited (%d item%s of history); what you ask here stays in %s"):format(
+      turns,
+      turns == 1 and "" or "s",
+      items,
+      items == 1 and "" or "s",
+      name
+    )
+  )
+  pane.transcript:entries("What this fork inherited", entries)
   if not pane.replaying then
     self:show_fork(pane)
   end
@@ -739,6 +760,7 @@ function Connection:pane_closed(ev)
       shown = win
     end
   end
+  require("agentls.layout").restore(pane)
   util.notify(("%s is now %s"):format(from, to))
   redraw_status()
 end
@@ -778,7 +800,9 @@ function Connection:open_pane(name)
 end
 
 --- Sends a prompt to a pane (agent/submit).
---- @param opts {pane: string, prompt: string, context?: table, display?: string}
+--- @param opts {pane: string, prompt: string, sent?: string, context?: table, display?: string}
+--- `prompt` as typed (shown in the transcript); `sent`, when it differs, as
+--- the model gets it (with its attachments; it starts with `prompt`).
 function Connection:submit(opts)
   self:with_client(function(client)
     local pane = self:open_pane(opts.pane)
@@ -794,7 +818,7 @@ function Connection:submit(opts)
     }
     local params = {
       pane = pane.name,
-      prompt = opts.prompt,
+      prompt = opts.sent or opts.prompt,
       context = opts.context,
       workDoneToken = submit.token,
     }
@@ -812,13 +836,20 @@ function Connection:submit(opts)
       self:show(pane)
     end
     if pane.running then
-      util.notify(("queued behind turn %d of %s"):format(pane.running.id, pane.name))
+      util.notify(("queued behind turn %d of %s"):format(transcript.number(pane.running), pane.name))
     end
     redraw_status()
   end)
 end
 
 function Connection:submit_answered(pane, submit, err, result)
+  local id = not err and type(result) == "table" and tonumber(nn(result.turnId)) or nil
+  if submit.cancelled and not submit.turn and id and not pane.turns[id] then
+    -- Cancelled while queued, answered before its turn.finished event: the
+    -- same outcome (the event then finds the turn done).
+    self:finished_unstarted(pane, id, result)
+    return
+  end
   for i, s in ipairs(pane.submits) do
     if s == submit then
       table.remove(pane.submits, i)
@@ -913,11 +944,13 @@ function Connection:steer(pane_name, prompt)
     params.expectedTurnId = pane.running.id
   end
   self:request("agent/steer", params, function(result)
+    local p = self.panes[pane_name]
+    local turn = p and p.turns[tonumber(result.turnId)]
+    local which = turn and ("turn %d"):format(transcript.number(turn)) or "a new turn"
     if result.outcome == "admitted" then
-      util.notify(("steer admitted into turn %d"):format(result.turnId))
+      util.notify(("steer admitted into %s"):format(which))
     else
-      util.notify(("no turn was running: your steer started turn %d"):format(result.turnId))
-      local p = self.panes[pane_name]
+      util.notify(("no turn was running: your steer started %s"):format(which))
       if p and config.options.transcript.open_on_ask then
         self:show(p)
       end
@@ -936,6 +969,10 @@ function Connection:fork(pane_name)
       end
     end
     self:show_fork(pane)
+    local parent = self.panes[pane_name]
+    if parent then
+      parent.transcript:note(("Forked here into %s (beside this transcript)"):format(result.pane))
+    end
     util.notify(("forked %s into %s (%d items)"):format(pane_name, result.pane, tonumber(result.items) or 0))
   end, failed("fork failed"))
 end

@@ -71,7 +71,7 @@ local function check_model()
     health.ok("OPENAI_API_KEY is set in the server's environment")
   end
   if base_url and base_url ~= "" then
-    health.ok("base URL: " .. base_url)
+    health.info("base URL: " .. require("agentls.probe").shown(base_url))
   end
   if not (key and key ~= "") and not (base_url and base_url ~= "") then
     health.warn("no model is configured: the first prompt will fail", {
@@ -81,6 +81,10 @@ local function check_model()
   end
   if config.options.model then
     health.info("model: " .. config.options.model)
+  end
+  -- A real request: unreachable, a refused key, or OK.
+  for _, found in ipairs(require("agentls.probe").check()) do
+    health[found[1]](found[2], found[3])
   end
 end
 

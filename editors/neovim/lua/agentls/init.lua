@@ -42,18 +42,29 @@ local function target()
   return require("agentls.connection").target(api.nvim_get_current_buf())
 end
 
-local function input(prompt, callback)
-  vim.ui.input({ prompt = prompt }, function(text)
-    if text and text:match("%S") then
-      callback(text)
-    end
-  end)
+--- Expands the attachments of a prompt typed on the command line and sends
+--- it; errors say which attachment failed, and nothing is sent.
+local function send_typed(text, origin, send)
+  local prompt, attached, errors = require("agentls.attachments").expand(text, origin)
+  if errors then
+    util.error("cannot attach " .. table.concat(errors, "; ") .. ": nothing was sent")
+    return
+  end
+  send(text, prompt, attached)
+end
+
+local function joined(...)
+  local parts = vim.tbl_filter(function(part)
+    return part ~= nil and part ~= ""
+  end, { ... })
+  return #parts > 0 and table.concat(parts, " · ") or nil
 end
 
 --- Send a prompt to the agent (a new Turn).
 --- @param opts? {prompt?: string, range?: {integer, integer}, pane?: string}
 --- `range`: lines (1-based) of the current buffer whose selection goes along
---- as context.selection. Without `prompt`, asks for one.
+--- as context.selection. Without `prompt`, opens the compose buffer. A prompt
+--- may attach context: #buffer, #file:PATH, #selection, #diagnostics.
 function M.ask(opts)
   opts = opts or {}
   local bufnr = api.nvim_get_current_buf()
@@ -69,28 +80,41 @@ function M.ask(opts)
     context = context or {}
     context.documents = require("agentls.selection").documents(conn.root)
   end
-  local function send(prompt)
-    conn:submit({ pane = pane, prompt = prompt, context = context, display = display })
+  local origin = require("agentls.attachments").origin(conn.root, opts.range)
+  origin.selection_in_context = opts.range ~= nil
+  local function send(text, prompt, attached)
+    conn:submit({ pane = pane, prompt = text, sent = prompt, context = context, display = joined(display, attached) })
   end
   if opts.prompt and opts.prompt:match("%S") then
-    send(opts.prompt)
+    send_typed(opts.prompt, origin, send)
   else
-    input(display and ("Ask about the " .. display .. ": ") or "Ask the agent: ", send)
+    require("agentls.compose").open({
+      kind = "ask",
+      conn = conn,
+      pane = pane,
+      origin = origin,
+      context = context,
+      display = display,
+      on_send = send,
+    })
   end
 end
 
 --- Add a message to the running Turn (a Steer); with no turn running, it starts one.
 --- @param opts? {prompt?: string, pane?: string}
+--- Without `prompt`, opens the compose buffer.
 function M.steer(opts)
   opts = opts or {}
   local conn, pane = target()
   pane = opts.pane or pane
+  local origin = require("agentls.attachments").origin(conn.root)
+  local function send(_, prompt)
+    conn:steer(pane, prompt)
+  end
   if opts.prompt and opts.prompt:match("%S") then
-    conn:steer(pane, opts.prompt)
+    send_typed(opts.prompt, origin, send)
   else
-    input("Steer the agent: ", function(text)
-      conn:steer(pane, text)
-    end)
+    require("agentls.compose").open({ kind = "steer", conn = conn, pane = pane, origin = origin, on_send = send })
   end
 end
 

@@ -1,5 +1,5 @@
--- <Plug> mappings, the default keymaps (under <leader>a) and the keys of a
--- transcript buffer.
+-- <Plug> mappings, the global keymaps (opt-in: `keymaps.prefix` or a key
+-- per action) and the keys of a transcript buffer.
 local config = require("agentls.config")
 
 local M = {}
@@ -13,7 +13,11 @@ end
 
 -- action -> {<Plug> name, {mode = rhs}, description}
 M.actions = {
-  ask = { "AgentAsk", { n = call("ask"), x = ":AgentAsk<CR>" }, "Agent: ask (visual: about the selection)" },
+  ask = {
+    "AgentAsk",
+    { n = call("ask"), x = ":AgentAsk<CR>" },
+    "Agent: ask, in the compose buffer (visual: about the selection)",
+  },
   steer = { "AgentSteer", { n = call("steer") }, "Agent: steer the running turn" },
   cancel = { "AgentCancel", { n = call("cancel") }, "Agent: cancel the running turn" },
   fork = { "AgentFork", { n = call("fork") }, "Agent: fork the conversation" },
@@ -35,7 +39,8 @@ function M.plugs()
   end
 end
 
---- The keymaps of `keymaps` in the options (each false to skip it).
+--- The global keymaps the options ask for: an action's own key, else
+--- `keymaps.prefix` and its suffix (config.keymap_suffixes); false: none.
 function M.defaults()
   local keys = config.options.keymaps
   if keys == false then
@@ -43,6 +48,9 @@ function M.defaults()
   end
   for name, action in pairs(M.actions) do
     local lhs = keys[name]
+    if lhs == nil and keys.prefix then
+      lhs = keys.prefix .. config.keymap_suffixes[name]
+    end
     if lhs then
       for mode in pairs(action[2]) do
         vim.keymap.set(mode, lhs, ("<Plug>(%s)"):format(action[1]), { desc = action[3] })

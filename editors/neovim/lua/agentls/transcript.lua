@@ -1,11 +1,12 @@
 -- A transcript: one markdown buffer per Pane that the agent's events stream into.
 --
 -- Writes are queued and applied in batches (at most every
--- `transcript.render_interval_ms`), only ever at the end of the buffer or on a
--- line already written (a tool call's status), so a fast stream costs one
--- small buffer update per batch, never a redraw of the whole transcript.
--- Rows never move once written: lines are only appended, so a line's row is
--- its handle.
+-- `transcript.render_interval_ms`), at the end of the buffer, on a line
+-- already written (a tool call's status), or under a tool call whose output
+-- goes on after something else was written below it (a steer), so a fast
+-- stream costs one small buffer update per batch, never a redraw of the whole
+-- transcript. A line's handle is its row; every handle the transcript gave
+-- out moves down when lines are inserted above it.
 local config = require("agentls.config")
 local util = require("agentls.util")
 
@@ -62,9 +63,10 @@ function M.new(root, pane)
     count = 0, -- lines written so far, queued ones included (0: the buffer is still empty)
     applied = 0, -- lines in the buffer (0: only the initial empty line)
     tail_empty = true, -- the last line is empty
-    held_newline = false, -- the open block's text ended with a newline not written yet
     open = nil, -- key of the block that streamed text is appended to
-    prefix = "",
+    blocks = {}, -- key -> block of streamed text (see Transcript:_append)
+    handles = {}, -- every handle given out: moved down by insertions above them
+    tools = {}, -- tool calls shown, in order
     scheduled = false,
     stats = { flushes = 0, writes = 0 },
   }, Transcript)
@@ -109,7 +111,32 @@ function M.new(root, pane)
     end,
   })
   require("agentls.keymaps").transcript(buf)
+  require("agentls.highlights").attach(buf, "transcript")
+  M.fold_keys(buf)
   return self
+end
+
+--- zo, zc and za on a one-line entry (a tool call, the reasoning, a
+--- compaction) act on the output folded under it; anywhere else they are
+--- Neovim's own.
+function M.fold_keys(buf)
+  for _, key in ipairs({ "zo", "zc", "za" }) do
+    vim.keymap.set("n", key, function()
+      local lnum, col = vim.fn.line("."), vim.fn.col(".")
+      if vim.fn.foldlevel(lnum) > 0 or vim.fn.foldlevel(lnum + 1) == 0 then
+        vim.cmd("normal! " .. vim.v.count1 .. key)
+        return
+      end
+      local below = lnum + 1
+      local closed = vim.fn.foldclosed(below) ~= -1
+      if key == "zo" or (key == "za" and closed) then
+        vim.cmd(below .. "foldopen")
+      else
+        vim.cmd(below .. "foldclose")
+      end
+      vim.fn.cursor(lnum, col)
+    end, { buffer = buf, desc = "Agent: open/close the output under this entry" })
+  end
 end
 
 --- Window options for a window that shows a transcript.
@@ -190,10 +217,32 @@ function Transcript:_push_lines(lines)
   self.tail_empty = lines[#lines] == ""
 end
 
---- Ends the block that streamed text goes to (a newline it held back is dropped).
+--- A handle on row `row`, kept in place when lines are inserted above it.
+function Transcript:_handle(row)
+  local handle = { row = row }
+  self.handles[#self.handles + 1] = handle
+  return handle
+end
+
+--- `n` lines were inserted after row `row`: what was below moves down.
+function Transcript:_shift(row, n)
+  for _, handle in ipairs(self.handles) do
+    if handle.row > row then
+      handle.row = handle.row + n
+    end
+  end
+  self.count = self.count + n
+end
+
+--- Ends the block that streamed text goes to. A tool's output block stays
+--- resumable (more output goes under its tool wherever that is); any other
+--- block is over, and a newline it held back is dropped.
 function Transcript:_close_block()
+  local block = self.open and self.blocks[self.open]
+  if block and not block.resumable then
+    self.blocks[self.open] = nil
+  end
   self.open = nil
-  self.held_newline = false
 end
 
 --- Text streamed from now on starts a new block (a new paragraph).
@@ -211,9 +260,9 @@ function Transcript:lines(lines, opts)
   if opts.blank_before and self.count > 0 and not self.tail_empty then
     self:_push_lines({ "" })
   end
-  local row = self.count
+  local handle = self:_handle(self.count)
   self:_push_lines(lines)
-  return { row = row }
+  return handle
 end
 
 --- Replaces a line written earlier.
@@ -224,7 +273,59 @@ function Transcript:set_line(handle, text)
   end
 end
 
---- Appends streamed text to the block `key`, starting it if needed. Every line
+--- Appends text to a block: at the end of its last line (`block.tail`), which
+--- is the end of the buffer unless something was written after the block
+--- (then the text is inserted there, and what follows moves down). Every line
+--- of the block starts with `block.prefix`; a block not `started` yet begins
+--- on a new line under its tail. A trailing newline is held back until more
+--- text comes: a block never ends with an empty (or prefix-only) line that
+--- would have to be removed.
+function Transcript:_append(block, text)
+  text = text:gsub("\r\n?", "\n")
+  if block.held_newline then
+    text = "\n" .. text
+  end
+  block.held_newline = text:sub(-1) == "\n"
+  if block.held_newline then
+    text = text:sub(1, -2)
+  end
+  if text == "" then
+    return
+  end
+  local prefix = block.prefix
+  if prefix ~= "" then
+    text = text:gsub("\n", "\n" .. prefix)
+  end
+  if not block.started then
+    block.started = true
+    text = "\n" .. prefix .. text
+  end
+  local row = block.tail.row
+  local at_end = row == self.count - 1
+  local last = self.ops[#self.ops]
+  if last and last[1] == "text" and last[4] == block then
+    local parts = last[3]
+    parts[#parts + 1] = text
+  else
+    self:_push({ "text", row, { text }, block })
+  end
+  local _, newlines = text:gsub("\n", "")
+  if newlines > 0 then
+    self:_shift(row, newlines)
+    block.tail.row = row + newlines
+  end
+  if at_end then
+    local tail = text:match("[^\n]*$")
+    if newlines > 0 then
+      self.tail_empty = tail == ""
+    else
+      self.tail_empty = self.tail_empty and tail == ""
+    end
+  end
+end
+
+--- Appends streamed text to the block `key` at the end of the buffer,
+--- starting it (on a line of its own) if it is not the open one. Every line
 --- of the block starts with `prefix`.
 --- @param opts? {blank_before?: boolean, header?: string}
 function Transcript:stream(key, text, prefix, opts)
@@ -233,7 +334,8 @@ function Transcript:stream(key, text, prefix, opts)
   end
   opts = opts or {}
   prefix = prefix or ""
-  if self.open ~= key then
+  local block = self.blocks[key]
+  if self.open ~= key or not block then
     if opts.header then
       self:lines({ opts.header }, { blank_before = opts.blank_before })
     else
@@ -243,40 +345,11 @@ function Transcript:stream(key, text, prefix, opts)
       end
     end
     self:_push_lines({ prefix })
-    self.open, self.prefix = key, prefix
-    self.held_newline = false
+    block = { prefix = prefix, started = true, tail = self:_handle(self.count - 1) }
+    self.blocks[key] = block
+    self.open = key
   end
-  text = text:gsub("\r\n?", "\n")
-  -- A trailing newline is held back until more text comes: the block never
-  -- ends with an empty (or prefix-only) line that would have to be removed.
-  if self.held_newline then
-    text = "\n" .. text
-  end
-  self.held_newline = text:sub(-1) == "\n"
-  if self.held_newline then
-    text = text:sub(1, -2)
-  end
-  if text == "" then
-    return
-  end
-  if prefix ~= "" then
-    text = text:gsub("\n", "\n" .. prefix)
-  end
-  local last = self.ops[#self.ops]
-  if last and last[1] == "text" then
-    local parts = last[2]
-    parts[#parts + 1] = text
-  else
-    self:_push({ "text", { text } })
-  end
-  local _, newlines = text:gsub("\n", "")
-  local tail = text:match("[^\n]*$")
-  self.count = self.count + newlines
-  if newlines > 0 then
-    self.tail_empty = tail == ""
-  else
-    self.tail_empty = self.tail_empty and tail == ""
-  end
+  self:_append(block, text)
 end
 
 --- Whether the buffer lost its text (wiped with :bdelete or :bwipeout).
@@ -317,10 +390,10 @@ function Transcript:flush()
         end
         self.applied = self.applied + #op[2]
       elseif kind == "text" then
-        local parts = vim.split(table.concat(op[2]), "\n", { plain = true })
-        local last = api.nvim_buf_line_count(buf) - 1
-        local col = #api.nvim_buf_get_lines(buf, last, last + 1, true)[1]
-        api.nvim_buf_set_text(buf, last, col, last, col, parts)
+        local parts = vim.split(table.concat(op[3]), "\n", { plain = true })
+        local row = op[2]
+        local col = #api.nvim_buf_get_lines(buf, row, row + 1, true)[1]
+        api.nvim_buf_set_text(buf, row, col, row, col, parts)
         self.applied = self.applied + #parts - 1
       elseif kind == "set" then
         api.nvim_buf_set_lines(buf, op[2], op[2] + 1, false, { op[3] })
@@ -434,6 +507,14 @@ end
 
 -- --- what a turn looks like ---------------------------------------------------------------
 
+--- The number users see for a turn: its number in the pane's session
+--- (turn.started `number`), else its server-wide id.
+--- @param turn agentls.Turn
+--- @return integer
+function M.number(turn)
+  return turn.number or turn.id
+end
+
 local function quote(text)
   local out = {}
   for _, line in ipairs(vim.split(text, "\n", { plain = true })) do
@@ -444,11 +525,15 @@ end
 
 --- @param turn agentls.Turn
 function Transcript:turn_started(turn)
-  local lines = { ("### You · turn %d"):format(turn.id) }
-  vim.list_extend(lines, quote(turn.prompt))
-  if turn.display then
+  local lines = { ("### You · turn %d"):format(M.number(turn)) }
+  -- A prompt we did not send ourselves (a rebuilt transcript) carries its
+  -- attachments in full: show what was typed, and what was attached.
+  local typed, attached = require("agentls.attachments").split(turn.prompt)
+  vim.list_extend(lines, quote(typed))
+  local display = turn.display or (#attached > 0 and ("attached: " .. table.concat(attached, " · ")) or nil)
+  if display then
     lines[#lines + 1] = ">"
-    lines[#lines + 1] = "> _" .. turn.display .. "_"
+    lines[#lines + 1] = "> _" .. display .. "_"
   end
   self:lines(lines, { blank_before = true })
   self.last_was_tool = false
@@ -485,8 +570,11 @@ end
 function Transcript:tool_started(tool)
   local after_tool = self.last_was_tool
   tool.handle = self:lines({ tool_line(tool) }, { blank_before = not after_tool })
-  self.tools = self.tools or {}
-  self.tools[tool.handle.row] = tool
+  -- Its output goes under its line, even when something was written below
+  -- it in the meantime (a steer, another tool call).
+  tool.block = { prefix = M.OUTPUT, resumable = true, tail = self:_handle(tool.handle.row) }
+  self.blocks["output:" .. tool.call_id] = tool.block
+  self.tools[#self.tools + 1] = tool
   self.last_was_tool = true
 end
 
@@ -500,22 +588,45 @@ function Transcript:tool_at(row)
     end
     row = row - 1
   end
-  return self.tools and self.tools[row] or nil
+  for i = #self.tools, 1, -1 do
+    local tool = self.tools[i]
+    if tool.handle.row == row then
+      return tool
+    end
+  end
 end
 
 function Transcript:tool_output(tool, text)
-  self:stream("output:" .. tool.call_id, text, M.OUTPUT)
+  if text == nil or text == "" then
+    return
+  end
+  local key = "output:" .. tool.call_id
+  local block = tool.block or self.blocks[key]
+  if not block then
+    return
+  end
+  if self.open ~= key then
+    self:_close_block()
+    self.open = key
+  end
+  self:_append(block, text)
 end
 
 function Transcript:tool_finished(tool, status)
   self:_close_block()
+  self.blocks["output:" .. tool.call_id] = nil
   if tool.handle then
     self:set_line(tool.handle, tool_line(tool, status))
   end
 end
 
 local function steer_line(text, state)
-  return ("> %s **Steer**: %s · %s"):format(M.icons.steer, util.shorten(text, 160), state)
+  local typed, attached = require("agentls.attachments").split(text)
+  local words = vim.tbl_map(function(line)
+    return line:match("^(%S+)")
+  end, attached)
+  local with = #words > 0 and (" · attached " .. table.concat(words, ", ")) or ""
+  return ("> %s **Steer**: %s%s · %s"):format(M.icons.steer, util.shorten(typed, 160), with, state)
 end
 
 function Transcript:steer_admitted(steer)
@@ -548,7 +659,11 @@ function Transcript:entries(title, entries)
     local role, text = entry.role, util.nn(entry.text) or ""
     if role == "user" then
       vim.list_extend(lines, { "", "**You**" })
-      vim.list_extend(lines, quote(text))
+      local typed, attached = require("agentls.attachments").split(text)
+      vim.list_extend(lines, quote(typed))
+      if #attached > 0 then
+        vim.list_extend(lines, { ">", "> _attached: " .. table.concat(attached, " · ") .. "_" })
+      end
     elseif role == "assistant" then
       lines[#lines + 1] = ""
       vim.list_extend(lines, split(text))
@@ -578,17 +693,86 @@ function Transcript:divider(text)
   self.last_was_tool = false
 end
 
-function Transcript:model_retry(ev)
-  self:lines({
-    ("> %s model unavailable (%s): retrying in %.1f s, attempt %d of %d"):format(
-      M.icons.retry,
-      util.shorten(tostring(util.nn(ev.reason) or "error"), 80),
-      (tonumber(ev.delayMs) or 0) / 1000,
-      (tonumber(ev.attempt) or 0) + 1,
-      tonumber(ev.maxAttempts) or 0
-    ),
-  }, { blank_before = true })
-  self.last_was_tool = false
+local failures = {
+  rate_limit = "rate limited",
+  server = "server error",
+  connection = "connection failed",
+  timeout = "timed out",
+  stream = "stream broken",
+}
+
+local function now_ms()
+  local sec, usec = vim.uv.gettimeofday()
+  return sec * 1000 + math.floor(usec / 1000)
+end
+
+local function retry_line(retry)
+  local state
+  if retry.done then
+    state = "retried"
+  else
+    local left = math.ceil((retry.at - now_ms()) / 1000)
+    state = left > 0 and ("retrying in %d s"):format(left) or "retrying now"
+  end
+  return ("> %s model unavailable (%s): %s · attempt %d of %d"):format(
+    M.icons.retry,
+    retry.why,
+    state,
+    retry.attempt,
+    retry.max
+  )
+end
+
+--- One line per turn for the model's retries: it counts down to the next
+--- attempt and is rewritten by each later retry of the same turn.
+function Transcript:model_retry(turn, ev)
+  local retry = turn.retry or {}
+  turn.retry = retry
+  local reason = util.shorten(tostring(util.nn(ev.reason) or ""), 80)
+  retry.why = reason ~= "" and reason or failures[util.nn(ev.failure)] or "error"
+  retry.attempt = (tonumber(util.nn(ev.attempt)) or 0) + 1
+  retry.max = tonumber(util.nn(ev.maxAttempts)) or 0
+  retry.at = tonumber(util.nn(ev.retryAt)) or (now_ms() + (tonumber(util.nn(ev.delayMs)) or 0))
+  retry.done = false
+  if retry.handle then
+    self:set_line(retry.handle, retry_line(retry))
+  else
+    retry.handle = self:lines({ retry_line(retry) }, { blank_before = true })
+    self.last_was_tool = false
+  end
+  if not retry.timer then
+    retry.timer = assert(vim.uv.new_timer())
+    retry.timer:start(
+      1000,
+      1000,
+      vim.schedule_wrap(function()
+        if not retry.timer then
+          return
+        end
+        self:set_line(retry.handle, retry_line(retry))
+        if retry.at <= now_ms() then
+          self:retry_over(turn, false)
+        end
+      end)
+    )
+  end
+end
+
+--- Stops the countdown of a turn's retry line (`done`: the turn is over).
+function Transcript:retry_over(turn, done)
+  local retry = turn.retry
+  if not retry then
+    return
+  end
+  if retry.timer then
+    retry.timer:stop()
+    retry.timer:close()
+    retry.timer = nil
+  end
+  if done then
+    retry.done = true
+    self:set_line(retry.handle, retry_line(retry))
+  end
 end
 
 function Transcript:plan(ev)
@@ -606,7 +790,10 @@ function Transcript:plan(ev)
 end
 
 function Transcript:cancel_requested(turn)
-  self:lines({ ("_%s cancel requested for turn %d…_"):format(M.icons.cancelled, turn.id) }, { blank_before = true })
+  self:lines(
+    { ("_%s cancel requested for turn %d…_"):format(M.icons.cancelled, M.number(turn)) },
+    { blank_before = true }
+  )
   self.last_was_tool = false
 end
 
@@ -644,6 +831,7 @@ end
 
 --- @param result table the TurnResult fields (of a turn.finished event or a response)
 function Transcript:turn_finished(turn, result)
+  self:retry_over(turn, true)
   local status = result.status
   local lines
   if status == "completed" then

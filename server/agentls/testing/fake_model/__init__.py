@@ -160,6 +160,14 @@ wait for it rather than assert at once. Every wait takes ``timeout=`` (default
 5 s) and raises ``TimeoutError``. ``fake.errors`` collects tracebacks of
 anything that went wrong inside the fake itself; it should stay empty.
 
+Listing models
+--------------
+``GET /v1/models`` (and ``/models``) answers like the real API: the list of
+``LISTED_MODELS`` (OpenAI's model objects: ``id``, ``object``, ``created``,
+``owned_by``), or, for a request without a bearer token, ``401`` with
+OpenAI's "You didn't provide an API key" error. It is recorded like any
+request and takes no scripted reply (see ``models``).
+
 Other ways to run it
 --------------------
 ``run_in_thread()`` runs a fake in a background thread with its own event loop,
@@ -177,6 +185,7 @@ mode is on (``--no-strict`` turns it off), so is the stored-item-id check
 
 The package: ``script`` (replies), ``tokens`` (usage and the estimate),
 ``strict`` (the refusals), ``sse`` (events), ``http`` (connections),
+``models`` (``GET /v1/models``),
 ``server`` (:class:`FakeModel`), ``recorder``, ``waiting`` (gates),
 ``thread`` and ``cli``.
 """

@@ -27,6 +27,7 @@ from .http import (
     json_response,
     sse_head,
 )
+from .models import MODELS_PATHS, models_answer
 from .recorder import RecordedRequest
 from .script import HttpErrorSpec, Reply
 from .sse import (
@@ -314,9 +315,17 @@ class FakeModel:
         log.info("request #%d %s %s", record.index, head.method, head.target)
         request_id = f"req_{record.index + 1}"
         try:
+            if head.method == "GET" and path in MODELS_PATHS:
+                status, answer = models_answer(head.headers)
+                headers = {"x-request-id": request_id}
+                await conn.write(json_response(status, answer, headers, keep_alive))
+                record.status = status
+                record.completed = True
+                return keep_alive
             if head.method != "POST" or path not in RESPONSES_PATHS:
                 message = (
                     f"Invalid URL ({head.method} {path}); the fake model serves POST /v1/responses"
+                    " and GET /v1/models"
                 )
                 return await self._send_error(
                     conn, record, 404, message, None, request_id, keep_alive
