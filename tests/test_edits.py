@@ -392,6 +392,7 @@ async def test_plain_lsp_clients_ask_through_a_command_and_code_actions(
     started = await editor.workspace_execute_command_async(
         lsp.ExecuteCommandParams(command="agentls.ask", arguments=[argument])
     )
+    assert started is not None
     assert started["pane"] == "main" and isinstance(started["turnId"], int)
     async with asyncio.timeout(10):
         message = await shown
