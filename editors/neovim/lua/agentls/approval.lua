@@ -77,7 +77,13 @@ end
 --- Ask the user; `done(answer)` gets {decision, reason?}.
 --- @param params table agent/requestApproval params
 --- @param done fun(answer: table)
-function M.ask(params, done)
+--- @param root? string the workspace (review mode shows its files)
+function M.ask(params, done, root)
+  if util.nn(params.review) == true and root then
+    -- Review mode: the patch in a diff view, with accept/reject keys.
+    require("agentls.review").ask(params, root, done)
+    return
+  end
   local float = M.show_diff(util.nn(params.diff))
   local function finish(answer)
     if float and api.nvim_win_is_valid(float) then
@@ -106,7 +112,7 @@ end
 
 --- The handler of agent/requestApproval (runs in the coroutine Neovim gives
 --- server requests). `note(pane, text)` tells the pane's transcript.
-function M.handler(note)
+function M.handler(note, root)
   return function(_, params)
     if type(params) ~= "table" then
       return nil, vim.lsp.rpc.rpc_response_error(vim.lsp.protocol.ErrorCodes.InvalidParams)
@@ -119,7 +125,7 @@ function M.handler(note)
         vim.schedule(function()
           coroutine.resume(co, result)
         end)
-      end)
+      end, root)
       answer = coroutine.yield()
     else
       answer = { decision = "deny", reason = "the editor could not ask the user" }
