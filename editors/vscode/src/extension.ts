@@ -101,6 +101,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     steer: (pane, text) => void controller.steer({ pane, prompt: text }),
     cancel: (pane) => void controller.cancel({ pane }),
     stopTool: (pane, callId) => void controller.stopTool(pane, callId),
+    openDiff: (diff) => void approvalUi.showApplied(diff),
     fork: () => void controller.fork(),
     closePane: (pane) => void controller.closePane({ pane }),
   });

@@ -22,6 +22,7 @@ export const Method = {
   cancelTool: 'agent/cancelTool',
   processes: 'agent/processes',
   requestApproval: 'agent/requestApproval',
+  diagnostics: 'agent/diagnostics',
   mcpServers: 'agent/mcpServers',
   mcpRestart: 'agent/mcpRestart',
   mcpRevoke: 'agent/mcpRevoke',
@@ -205,6 +206,8 @@ export interface ApprovalParams {
   diff?: string;
   /** Why the model wants to run the command outside the sandbox. */
   justification?: string;
+  /** Review mode: the patch waits for Accept or Reject (whatever the approval policy). */
+  review?: boolean;
 }
 
 export type ApprovalDecision = 'allow' | 'allowSession' | 'deny';
@@ -313,6 +316,7 @@ export interface InitializationOptions {
   contextWindow?: number;
   autoCompact?: number;
   sessionRetention?: number;
+  review?: boolean;
 }
 
 // --- MCP servers ----------------------------------------------------------------------
@@ -353,6 +357,7 @@ export interface ConfigurationSettings {
     fastMode: boolean;
     approval: Approval;
     webSearch: boolean;
+    review: boolean;
   };
 }
 
@@ -410,6 +415,8 @@ export interface ToolFinishedEvent extends TurnEventBase {
   status: Exclude<ToolCallStatus, 'running'>;
   exitCode?: number;
   sources?: Source[];
+  /** `apply_patch`: the unified diff of what it changed. */
+  diff?: string;
 }
 
 /** The model is writing a tool call ("Writing a patch…"). */

@@ -1,0 +1,36 @@
+/**
+ * Review mode: each patch waits for the user. The diff editor shows each
+ * file as it is now and as the patch would leave it; a notification beside
+ * it asks Accept or Reject, and a rejection may carry a reason the agent
+ * reads. Dismissing the question rejects: nothing changes unaccepted.
+ *
+ * Nothing here imports `vscode`: the dialogs are an `ApprovalUi`.
+ */
+
+import { type ApprovalUi, describe } from './approvals';
+import type { ApprovalParams, ApprovalResult } from './protocol';
+
+export const ACCEPT = 'Accept';
+export const REJECT = 'Reject';
+
+export async function askReview(params: ApprovalParams, ui: ApprovalUi): Promise<ApprovalResult> {
+  await ui.showDiff(params);
+  const { detail } = describe(params);
+  // Not modal: the diff editor stays readable while the question is open.
+  const choice = await ui.choose(`AgentLS: review — ${params.title}`, detail, [ACCEPT, REJECT], false);
+  if (choice === ACCEPT) {
+    return { decision: 'allow' };
+  }
+  const result: ApprovalResult = { decision: 'deny' };
+  if (choice === REJECT) {
+    const reason = await ui.inputBox({
+      title: 'AgentLS: Reject the patch',
+      prompt: 'Why? The agent reads this (optional; Enter to skip)',
+      placeHolder: 'e.g. keep the public name, rename only the helper',
+    });
+    if (reason !== undefined && reason.trim() !== '') {
+      result.reason = reason.trim();
+    }
+  }
+  return result;
+}
