@@ -19,6 +19,7 @@ export const Method = {
   auxiliary: 'agent/auxiliary',
   newSession: 'agent/newSession',
   setApproval: 'agent/setApproval',
+  setReview: 'agent/setReview',
   cancelTool: 'agent/cancelTool',
   processes: 'agent/processes',
   requestApproval: 'agent/requestApproval',

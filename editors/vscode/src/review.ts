@@ -8,10 +8,30 @@
  */
 
 import { type ApprovalUi, describe } from './approvals';
-import type { ApprovalParams, ApprovalResult } from './protocol';
+import type { Client } from './client';
+import { type ApprovalParams, type ApprovalResult, MAIN_PANE, Method } from './protocol';
 
 export const ACCEPT = 'Accept';
 export const REJECT = 'Reject';
+
+/**
+ * Review mode of the main pane, switched by AgentLS: Toggle Review Mode
+ * (the `agentls.review` setting sets it for every pane). `enabled()` is what
+ * the extension last set; the answer is the new value once the server has it.
+ */
+export class ReviewSwitch {
+  constructor(
+    private readonly client: Client,
+    public enabled: boolean,
+  ) {}
+
+  async toggle(): Promise<boolean> {
+    const next = !this.enabled;
+    await this.client.request(Method.setReview, { pane: MAIN_PANE, enabled: next });
+    this.enabled = next;
+    return next;
+  }
+}
 
 export async function askReview(params: ApprovalParams, ui: ApprovalUi): Promise<ApprovalResult> {
   await ui.showDiff(params);

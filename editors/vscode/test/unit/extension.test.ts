@@ -84,6 +84,7 @@ describe('the extension in a stub VS Code', () => {
       'agentls.showServerStatus': 'Show Server Status',
       'agentls.restartServer': 'Restart Server',
       'agentls.mcpServers': 'MCP Servers',
+      'agentls.toggleReview': 'Toggle Review Mode',
     });
   });
 
