@@ -83,16 +83,18 @@ export async function askApproval(params: ApprovalParams, ui: ApprovalUi): Promi
     await ui.showDiff(params);
     choice = await ui.choose(`${message} (see the diff)`, detail, answers, false);
   }
-  const result: ApprovalResult = { decision: decision(choice) };
   if (choice === DENY) {
-    const reason = await ui.inputBox({
-      title: 'AgentLS: Deny',
-      prompt: 'Why? The agent reads this (optional; Enter to skip)',
-      placeHolder: 'e.g. use the test database instead',
-    });
-    if (reason !== undefined && reason.trim() !== '') {
-      result.reason = reason.trim();
-    }
+    return denyWithReason(ui, 'AgentLS: Deny', 'e.g. use the test database instead');
+  }
+  return { decision: decision(choice) };
+}
+
+/** A denial, with the reason the user types (optional: Enter skips it). */
+export async function denyWithReason(ui: ApprovalUi, title: string, placeHolder: string): Promise<ApprovalResult> {
+  const result: ApprovalResult = { decision: 'deny' };
+  const reason = await ui.inputBox({ title, prompt: 'Why? The agent reads this (optional; Enter to skip)', placeHolder });
+  if (reason !== undefined && reason.trim() !== '') {
+    result.reason = reason.trim();
   }
   return result;
 }

@@ -7,7 +7,7 @@
  * Nothing here imports `vscode`: the dialogs are an `ApprovalUi`.
  */
 
-import { type ApprovalUi, describe } from './approvals';
+import { type ApprovalUi, denyWithReason, describe } from './approvals';
 import type { Client } from './client';
 import { type ApprovalParams, type ApprovalResult, MAIN_PANE, Method } from './protocol';
 
@@ -41,16 +41,8 @@ export async function askReview(params: ApprovalParams, ui: ApprovalUi): Promise
   if (choice === ACCEPT) {
     return { decision: 'allow' };
   }
-  const result: ApprovalResult = { decision: 'deny' };
   if (choice === REJECT) {
-    const reason = await ui.inputBox({
-      title: 'AgentLS: Reject the patch',
-      prompt: 'Why? The agent reads this (optional; Enter to skip)',
-      placeHolder: 'e.g. keep the public name, rename only the helper',
-    });
-    if (reason !== undefined && reason.trim() !== '') {
-      result.reason = reason.trim();
-    }
+    return denyWithReason(ui, 'AgentLS: Reject the patch', 'e.g. keep the public name, rename only the helper');
   }
-  return result;
+  return { decision: 'deny' };
 }

@@ -74,6 +74,17 @@ function M.show_diff(diff)
   return win
 end
 
+--- A denial, with the reason the user gives (asked with `prompt`; optional).
+function M.deny_with_reason(prompt, finish)
+  vim.ui.input({ prompt = prompt }, function(reason)
+    local answer = { decision = "deny" }
+    if reason and reason:match("%S") then
+      answer.reason = reason
+    end
+    finish(answer)
+  end)
+end
+
 --- Ask the user; `done(answer)` gets {decision, reason?}.
 --- @param params table agent/requestApproval params
 --- @param done fun(answer: table)
@@ -96,13 +107,7 @@ function M.ask(params, done, root)
     kind = "agentls_approval",
   }, function(choice)
     if choice == M.DENY then
-      vim.ui.input({ prompt = "Reason for the agent (optional): " }, function(reason)
-        local answer = { decision = "deny" }
-        if reason and reason:match("%S") then
-          answer.reason = reason
-        end
-        finish(answer)
-      end)
+      M.deny_with_reason("Reason for the agent (optional): ", finish)
     else
       -- No choice (escape) denies: nothing runs that the user did not allow.
       finish({ decision = DECISIONS[choice] or "deny" })

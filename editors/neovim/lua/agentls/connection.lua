@@ -985,16 +985,21 @@ function Connection:set_effort(pane_name, effort)
   self:set_setting(pane_name, "agent/setEffort", "effort", effort, "effort", "effort", effort)
 end
 
-function Connection:fast_mode(pane_name)
+--- A pane's on/off setting as last set (`key`), else main's, else the option's.
+function Connection:switch_state(pane_name, key, option)
   local pane = self.panes[pane_name]
-  local current = pane and pane.settings.fast
+  local current = pane and pane.settings[key]
   if current == nil then
-    current = pane_name == "main" and self.settings.fast
+    current = pane_name == "main" and self.settings[key]
     if current == nil then
-      current = config.options.fast_mode or false
+      current = config.options[option] or false
     end
   end
   return current
+end
+
+function Connection:fast_mode(pane_name)
+  return self:switch_state(pane_name, "fast", "fast_mode")
 end
 
 function Connection:set_fast(pane_name, enabled)
@@ -1003,15 +1008,7 @@ end
 
 --- Whether the pane's patches wait for review (the last known value).
 function Connection:review(pane_name)
-  local pane = self.panes[pane_name]
-  local current = pane and pane.settings.review
-  if current == nil then
-    current = pane_name == "main" and self.settings.review
-    if current == nil then
-      current = config.options.review or false
-    end
-  end
-  return current
+  return self:switch_state(pane_name, "review", "review")
 end
 
 function Connection:set_review(pane_name, enabled)

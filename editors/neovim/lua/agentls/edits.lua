@@ -142,9 +142,17 @@ function M.apply_edit(_, params, ctx)
   for _, uri in ipairs(edited_uris(edit)) do
     local buf = buffer_of(uri)
     local loaded = buf ~= nil and api.nvim_buf_is_loaded(buf)
+    local empty
+    if loaded then
+      empty = api.nvim_buf_line_count(buf) == 1 and api.nvim_buf_get_lines(buf, 0, 1, false)[1] == ""
+    else
+      local stat = vim.uv.fs_stat(vim.uri_to_fname(uri))
+      empty = stat == nil or stat.size == 0
+    end
     before[uri] = {
       modified = loaded and vim.bo[buf].modified,
       listed = buf ~= nil and vim.bo[buf].buflisted,
+      empty = empty,
     }
   end
   local ok, err = pcall(vim.lsp.util.apply_workspace_edit, edit, client.offset_encoding)
@@ -154,6 +162,12 @@ function M.apply_edit(_, params, ctx)
   for uri, was in pairs(before) do
     local buf = buffer_of(uri)
     if buf and api.nvim_buf_is_loaded(buf) then
+      local count = api.nvim_buf_line_count(buf)
+      if was.empty and count > 1 and api.nvim_buf_get_lines(buf, count - 1, count, false)[1] == "" then
+        -- Text inserted into an empty buffer ends with the file's final newline,
+        -- which Neovim keeps as 'eol', not as a line (as it does for edits past the end).
+        api.nvim_buf_set_lines(buf, count - 1, count, false, {})
+      end
       if config.options.edits.save and not was.modified and vim.bo[buf].modified then
         write(buf)
       end

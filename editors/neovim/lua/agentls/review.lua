@@ -121,13 +121,7 @@ function M.ask(params, root, done)
   local accept_key = keys.review_accept or "A"
   local reject_key = keys.review_reject or "R"
   local function reject_with_reason()
-    vim.ui.input({ prompt = "Why reject it? (the agent reads this): " }, function(reason)
-      local answer = { decision = "deny" }
-      if reason and reason:match("%S") then
-        answer.reason = reason
-      end
-      finish(answer)
-    end)
+    require("agentls.approval").deny_with_reason("Why reject it? (the agent reads this): ", finish)
   end
   local hint = ("agentls review: %s accept · %s reject (with a reason) · q reject"):format(accept_key, reject_key)
   for index, file in ipairs(files) do
