@@ -23,6 +23,7 @@ from pytest_lsp.protocol import LanguageClientProtocol
 
 from agentls.server.app import RawNotification, RawRequest, RawResponse
 
+from .editor_support import Editor
 from .support import WAIT
 
 API_KEY = "sk-test-DISTINCTIVE-key-6f1e2d3c4b5a"
@@ -46,6 +47,9 @@ class AgentTestProtocol(LanguageClientProtocol):
     def get_result_type(self, method: str) -> type[Any] | None:  # type: ignore[override]
         if method.startswith("agent/"):
             return RawResponse
+        if method == lsp.TEXT_DOCUMENT_CODE_ACTION:
+            # lsprotocol reads any code action that has a command as a Command.
+            return RawResponse
         return super().get_result_type(method)
 
 
@@ -62,6 +66,8 @@ class AgentClient(LanguageClient):
         self.progress_asked = 0
         self._changed = asyncio.Event()
         self._ids = 0
+        # Its open documents and what it does with workspace/applyEdit.
+        self.editor = Editor(self)
 
     # --- recording -------------------------------------------------------------------
 
@@ -138,6 +144,7 @@ def make_client() -> AgentClient:
         {**DEFAULT_CLIENT_FEATURES, lsp.WINDOW_WORK_DONE_PROGRESS_CREATE: create_progress},
     )
     client.feature("agent/event")(lambda params: client.record(params))
+    client.feature(lsp.WORKSPACE_APPLY_EDIT)(lambda params: client.editor.apply_edit(params))
     return client
 
 

@@ -599,3 +599,50 @@ def test_compose_attachments_and_output_after_a_steer(
     assert "line 3, column 12: error: division by zero when a + b is 0" in steer
     outputs = [i for i in fake.requests[3].body["input"] if i["type"] == "function_call_output"]
     assert "before" in outputs[0]["output"] and "after" in outputs[0]["output"]
+
+
+def test_edits_go_through_the_buffers(
+    run_nvim: Any, fake: FakeModelThread, workspace: Path
+) -> None:
+    """The agent's patches arrive as workspace/applyEdit: merged into a
+    modified buffer (left unsaved, `u` undoes it), saved in a clean one; a
+    file a command rewrote is reloaded; the diff folds under the tool line;
+    get_diagnostics reads vim.diagnostic; a patch rejected in review mode
+    leaves the file alone and the model reads the reason."""
+    (workspace / "notes.txt").write_text("notes\n")
+    (workspace / "log.txt").write_text("old log\n")
+    fix = (
+        "*** Begin Patch\n*** Update File: src/app.py\n@@\n     total = a + b\n"
+        "-    return a / total\n+    return a / total if total else 0.0\n*** End Patch"
+    )
+    notes = "*** Begin Patch\n*** Update File: notes.txt\n-notes\n+agent notes\n*** End Patch"
+    reword = (
+        "*** Begin Patch\n*** Update File: notes.txt\n-agent notes\n+reworded notes\n*** End Patch"
+    )
+    fake.script(
+        Reply.tool_call("get_diagnostics", {"path": "src/app.py"}, call_id="call_diag"),
+        Reply.tool_call("apply_patch", {"patch": fix}, call_id="call_fix"),
+        Reply.tool_call("apply_patch", {"patch": notes}, call_id="call_notes"),
+        Reply.tool_call(
+            "exec_command", {"cmd": "echo 'rewritten by a command' > log.txt"}, call_id="call_log"
+        ),
+        Reply.text("Fixed."),
+        Reply.tool_call("apply_patch", {"patch": reword}, call_id="call_reword"),
+        Reply.text("Rejected."),
+    )
+    nvim = run_nvim("edits.lua")
+    assert nvim.finish()["review_tabs"] == 1, "the review tab page closed"
+
+    def output(call_id: str) -> str:
+        items = fake.requests[-1].body["input"]
+        (out,) = [i["output"] for i in items if i.get("call_id") == call_id and "output" in i]
+        return str(out)
+
+    diagnostics = output("call_diag")
+    assert "division by zero?" in diagnostics and "mylint" in diagnostics, diagnostics
+    assert "src/app.py:3:12" in diagnostics, diagnostics
+    # Disk: the modified buffer was never saved; the clean one was.
+    assert (workspace / "src" / "app.py").read_text().endswith("    return a / total\n")
+    assert (workspace / "notes.txt").read_text() == "agent notes\n"
+    rejected = output("call_reword")
+    assert "keep the old wording" in rejected, rejected

@@ -66,6 +66,7 @@ async def test_initialize_advertises_agentls(client: AgentClient) -> None:
         "agent/resume",
         "agent/deleteSession",
         "agent/history",
+        "agent/setReview",
     }
 
 

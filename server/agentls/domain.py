@@ -32,7 +32,7 @@ TurnStatus = Literal["completed", "cancelled", "failed"]
 ToolStatus = Literal["completed", "failed", "cancelled"]
 
 # The settings a pane can change at any time (``agent/set*``, editor settings).
-SettingName = Literal["effort", "fast_mode", "approval", "web_search"]
+SettingName = Literal["effort", "fast_mode", "approval", "web_search", "review"]
 
 # An MCP server's state (``agent/mcpServers``): ``disabled`` is a project
 # server the user has not allowed.

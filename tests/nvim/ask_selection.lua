@@ -44,12 +44,13 @@ end, "the statusline to be idle again")
 H.check(H.text():find("The ratio divides by the total. It fails when a + b is zero.", 1, true), "the whole answer")
 
 -- The transcript: a nomodifiable markdown buffer in a split; the server is
--- attached to no buffer.
+-- attached to the source file (every file buffer of the workspace), not to it.
 local pane = H.pane("main")
 H.check(#H.windows("main") == 1, "the transcript is shown")
 H.check(vim.bo[pane.transcript.buf].filetype == "markdown", "markdown")
 H.check(not vim.bo[pane.transcript.buf].modifiable, "nomodifiable")
-H.check(#vim.lsp.get_clients({ bufnr = source }) == 0, "the server is not attached to the source buffer")
+H.check(#vim.lsp.get_clients({ bufnr = source }) == 1, "the server is attached to the source buffer")
+H.check(#vim.lsp.get_clients({ bufnr = pane.transcript.buf }) == 0, "not to the transcript")
 H.check(vim.api.nvim_get_current_buf() == source, "the cursor stays in the source")
 local ends = vim.tbl_filter(function(p)
   return p.kind == "end"

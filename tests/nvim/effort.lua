@@ -18,6 +18,7 @@ local expected = {
   "AgentMcp",
   "AgentNew",
   "AgentResume",
+  "AgentReview",
   "AgentSessions",
   "AgentSteer",
   "AgentStop",
@@ -39,7 +40,15 @@ H.check(
     vim.tbl_filter(function(c)
       -- No <Plug> for these: map the command itself (:AgentResume<CR> picks).
       return not vim.tbl_contains(
-        { "AgentStop", "AgentStopTool", "AgentMcp", "AgentResume", "AgentSessions", "AgentDeleteSession" },
+        {
+          "AgentStop",
+          "AgentStopTool",
+          "AgentMcp",
+          "AgentResume",
+          "AgentReview",
+          "AgentSessions",
+          "AgentDeleteSession",
+        },
         c
       )
     end, expected)

@@ -13,6 +13,7 @@
  */
 
 import type { ApprovalParams, ApprovalResult } from './protocol';
+import { askReview } from './review';
 
 export const ALLOW_ONCE = 'Allow once';
 export const ALLOW_SESSION = 'Allow for this session';
@@ -72,6 +73,9 @@ function decision(choice: string | undefined): ApprovalResult['decision'] {
 }
 
 export async function askApproval(params: ApprovalParams, ui: ApprovalUi): Promise<ApprovalResult> {
+  if (params.review === true && params.diff !== undefined) {
+    return askReview(params, ui);
+  }
   const { message, detail } = describe(params);
   const answers = [ALLOW_ONCE, ALLOW_SESSION, DENY];
   let choice = await ui.choose(message, detail, params.diff !== undefined ? [...answers, SHOW_DIFF] : answers, true);
@@ -79,16 +83,18 @@ export async function askApproval(params: ApprovalParams, ui: ApprovalUi): Promi
     await ui.showDiff(params);
     choice = await ui.choose(`${message} (see the diff)`, detail, answers, false);
   }
-  const result: ApprovalResult = { decision: decision(choice) };
   if (choice === DENY) {
-    const reason = await ui.inputBox({
-      title: 'AgentLS: Deny',
-      prompt: 'Why? The agent reads this (optional; Enter to skip)',
-      placeHolder: 'e.g. use the test database instead',
-    });
-    if (reason !== undefined && reason.trim() !== '') {
-      result.reason = reason.trim();
-    }
+    return denyWithReason(ui, 'AgentLS: Deny', 'e.g. use the test database instead');
+  }
+  return { decision: decision(choice) };
+}
+
+/** A denial, with the reason the user types (optional: Enter skips it). */
+export async function denyWithReason(ui: ApprovalUi, title: string, placeHolder: string): Promise<ApprovalResult> {
+  const result: ApprovalResult = { decision: 'deny' };
+  const reason = await ui.inputBox({ title, prompt: 'Why? The agent reads this (optional; Enter to skip)', placeHolder });
+  if (reason !== undefined && reason.trim() !== '') {
+    result.reason = reason.trim();
   }
   return result;
 }
@@ -105,6 +111,7 @@ export interface FileDiff {
 
 interface Hunk {
   oldStart: number;
+  newStart: number;
   lines: string[];
 }
 
@@ -125,14 +132,29 @@ export function parseDiff(diff: string): FileDiff[] {
       files.push(file);
       oldName = undefined;
     } else if (line.startsWith('@@') && file !== undefined) {
-      const match = /^@@ -(\d+)(?:,\d+)? \+\d+(?:,\d+)? @@/.exec(line);
-      hunk = { oldStart: match ? Number(match[1]) : 1, lines: [] };
+      const match = /^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@/.exec(line);
+      hunk = { oldStart: match ? Number(match[1]) : 1, newStart: match ? Number(match[2]) : 1, lines: [] };
       file.hunks.push(hunk);
     } else if (hunk !== undefined && /^[ +\-\\]/.test(line)) {
       hunk.lines.push(line);
     }
   }
   return files;
+}
+
+/** The same change backwards: applied to the file as the patch left it, gives it as it was. */
+export function reverseFile(file: FileDiff): FileDiff {
+  const flip: Record<string, string> = { '+': '-', '-': '+' };
+  return {
+    path: file.path,
+    created: file.deleted,
+    deleted: file.created,
+    hunks: file.hunks.map((hunk) => ({
+      oldStart: hunk.newStart,
+      newStart: hunk.oldStart,
+      lines: hunk.lines.map((line) => (flip[line[0] ?? ''] ?? line[0]) + line.slice(1)),
+    })),
+  };
 }
 
 /** `before` with the file's hunks applied; undefined if they do not fit it (it changed since). */

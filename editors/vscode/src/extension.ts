@@ -7,6 +7,7 @@ import { AgentController } from './controller';
 import { AgentServer } from './languageClient';
 import { showMcpServers } from './mcp';
 import { TranscriptPanels } from './panel';
+import { ReviewSwitch } from './review';
 import { Method } from './protocol';
 import { findExecutable, hasAgentls } from './serverCommand';
 import {
@@ -101,6 +102,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     steer: (pane, text) => void controller.steer({ pane, prompt: text }),
     cancel: (pane) => void controller.cancel({ pane }),
     stopTool: (pane, callId) => void controller.stopTool(pane, callId),
+    openDiff: (diff) => void approvalUi.showApplied(diff),
     fork: () => void controller.fork(),
     closePane: (pane) => void controller.closePane({ pane }),
   });
@@ -129,6 +131,17 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   command('agentls.restartServer', () => agentServer.restart());
   command('agentls.showServerStatus', () => showServerStatus(agentServer));
   command('agentls.mcpServers', () => showMcpServers(agentServer.adapter, ui));
+  const review = new ReviewSwitch(agentServer.adapter, settings.review);
+  command('agentls.toggleReview', async () => {
+    try {
+      const on = await review.toggle();
+      void vscode.window.showInformationMessage(
+        on ? 'AgentLS: review mode on: each patch waits for you in the diff editor.' : 'AgentLS: review mode off.',
+      );
+    } catch (error) {
+      void vscode.window.showErrorMessage(`AgentLS: could not switch review mode: ${String((error as { message?: unknown })?.message ?? error)}`);
+    }
+  });
 
   // Settings reach the running server without a reload.
   context.subscriptions.push(
@@ -139,6 +152,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       const previous = settings;
       const next = currentSettings();
       settings = next;
+      if (next.review !== previous.review) {
+        review.enabled = next.review;
+      }
       if (needsRestart(previous, next) || (mcpChanged(previous, next) && agentServer.running)) {
         const why = needsRestart(previous, next) ? restartReason(previous, next) : 'agentls.mcpServers changed';
         const choice = await vscode.window.showInformationMessage(

@@ -28,6 +28,8 @@ import {
   type ProgressToken,
   type WorkDoneProgress as Progress,
 } from './protocol';
+import { editorDiagnostics } from './diagnostics';
+import { applyAndSave } from './edits';
 import { RestartPolicy } from './restart';
 import {
   type ServerCommand,
@@ -119,7 +121,8 @@ export interface ServerHooks {
 const APPROVALS_FEATURE = {
   fillClientCapabilities(capabilities: { experimental?: unknown }): void {
     const experimental = (capabilities.experimental ?? {}) as Record<string, unknown>;
-    capabilities.experimental = { ...experimental, agentls: { requestApproval: true } };
+    // diagnostics: we answer agent/diagnostics (src/diagnostics.ts).
+    capabilities.experimental = { ...experimental, agentls: { requestApproval: true, diagnostics: true } };
   },
   initialize(): void {},
   getState: () => ({ kind: 'static' as const }),
@@ -328,7 +331,13 @@ export class AgentServer implements vscode.Disposable {
         return child;
       },
       {
-        documentSelector: [],
+        // Every file: the agent reads what the editor shows, unsaved changes included.
+        documentSelector: [{ scheme: 'file' }],
+        middleware: {
+          workspace: {
+            handleApplyEdit: (params, next) => applyAndSave(params, next, () => this.hooks.settings().saveAfterEdit),
+          },
+        },
         outputChannel: this.output,
         revealOutputChannelOn: RevealOutputChannelOn.Never,
         initializationOptions: () => initializationOptions(this.hooks.settings(), this.hooks.workspace()),
@@ -351,6 +360,7 @@ export class AgentServer implements vscode.Disposable {
     connection.subscriptions.push(
       client.onNotification(Method.event, (event: AgentEvent) => this.events.fire(event)),
       client.onRequest(Method.requestApproval, (params: ApprovalParams) => this.hooks.approve(params)),
+      client.onRequest(Method.diagnostics, (params: { uri?: unknown } | undefined) => editorDiagnostics(params)),
       client.onDidChangeState(({ oldState, newState }) => {
         if (newState === State.Running && !connection.discarded) {
           this.setStatus({ state: 'running' });

@@ -20,6 +20,8 @@ export interface PanelActions {
   steer(pane: string, text: string): void;
   cancel(pane: string): void;
   stopTool(pane: string, callId: string): void;
+  /** Open a patch's unified diff in the diff editor. */
+  openDiff(diff: string): void;
   fork(): void;
   closePane(pane: string): void;
 }
@@ -165,6 +167,9 @@ class TranscriptView implements vscode.Disposable {
         return;
       case 'stopTool':
         this.actions.stopTool(this.pane, message.callId);
+        return;
+      case 'openDiff':
+        this.actions.openDiff(message.diff);
         return;
       case 'fork':
         this.actions.fork();

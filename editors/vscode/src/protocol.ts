@@ -19,9 +19,11 @@ export const Method = {
   auxiliary: 'agent/auxiliary',
   newSession: 'agent/newSession',
   setApproval: 'agent/setApproval',
+  setReview: 'agent/setReview',
   cancelTool: 'agent/cancelTool',
   processes: 'agent/processes',
   requestApproval: 'agent/requestApproval',
+  diagnostics: 'agent/diagnostics',
   mcpServers: 'agent/mcpServers',
   mcpRestart: 'agent/mcpRestart',
   mcpRevoke: 'agent/mcpRevoke',
@@ -205,6 +207,8 @@ export interface ApprovalParams {
   diff?: string;
   /** Why the model wants to run the command outside the sandbox. */
   justification?: string;
+  /** Review mode: the patch waits for Accept or Reject (whatever the approval policy). */
+  review?: boolean;
 }
 
 export type ApprovalDecision = 'allow' | 'allowSession' | 'deny';
@@ -313,6 +317,7 @@ export interface InitializationOptions {
   contextWindow?: number;
   autoCompact?: number;
   sessionRetention?: number;
+  review?: boolean;
 }
 
 // --- MCP servers ----------------------------------------------------------------------
@@ -353,6 +358,7 @@ export interface ConfigurationSettings {
     fastMode: boolean;
     approval: Approval;
     webSearch: boolean;
+    review: boolean;
   };
 }
 
@@ -410,6 +416,8 @@ export interface ToolFinishedEvent extends TurnEventBase {
   status: Exclude<ToolCallStatus, 'running'>;
   exitCode?: number;
   sources?: Source[];
+  /** `apply_patch`: the unified diff of what it changed. */
+  diff?: string;
 }
 
 /** The model is writing a tool call ("Writing a patch…"). */

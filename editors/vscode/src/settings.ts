@@ -49,6 +49,10 @@ export interface Settings {
   reattach: boolean;
   /** Sessions kept per workspace (0: none). */
   sessionRetention: number;
+  /** Review mode: every patch waits in the diff editor for Accept or Reject. */
+  review: boolean;
+  /** Save a document after the agent edited it (never one with unsaved changes of yours). */
+  saveAfterEdit: boolean;
 }
 
 export const DEFAULT_AUTO_COMPACT = 0.85;
@@ -99,6 +103,8 @@ export function readSettings(config: ConfigurationReader): Settings {
     autoCompact: number(config.get('autoCompact'), DEFAULT_AUTO_COMPACT, (n) => n >= 0 && n < 1),
     reattach: config.get<unknown>('reattach') !== false,
     sessionRetention: retention(config.get<unknown>('sessionRetention')),
+    review: config.get<unknown>('review') === true,
+    saveAfterEdit: config.get<unknown>('saveAfterEdit') !== false,
   };
 }
 
@@ -117,6 +123,9 @@ export function initializationOptions(settings: Settings, workspace?: string): I
     webSearch: settings.webSearch,
     autoCompact: settings.autoCompact,
   };
+  if (settings.review) {
+    options.review = true;
+  }
   if (settings.idleTimeout > 0) {
     options.idleTimeout = settings.idleTimeout;
   }
@@ -172,6 +181,9 @@ export function configurationChange(
   }
   if (next.webSearch !== previous.webSearch) {
     change.webSearch = next.webSearch;
+  }
+  if (next.review !== previous.review) {
+    change.review = next.review;
   }
   return Object.keys(change).length === 0 ? undefined : { settings: { agentls: change } };
 }

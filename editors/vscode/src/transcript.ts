@@ -80,6 +80,8 @@ export interface ToolCallEntry extends EntryBase {
   exitCode?: number;
   /** What a web search used. */
   sources?: Source[];
+  /** What a patch changed (unified diff). */
+  diff?: string;
 }
 
 export interface SteerEntry extends EntryBase {
@@ -339,6 +341,9 @@ export class Transcript {
         }
         if (input.sources !== undefined) {
           entry.sources = input.sources;
+        }
+        if (input.diff !== undefined) {
+          entry.diff = input.diff;
         }
         this.touchEntry(turn, entry);
         return;

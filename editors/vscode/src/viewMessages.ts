@@ -29,7 +29,9 @@ export type ViewMessage =
   /** The Stop button of a running tool call. */
   | { type: 'stopTool'; callId: string }
   | { type: 'fork' }
-  | { type: 'closePane' };
+  | { type: 'closePane' }
+  /** "Open diff" of a patch in the transcript: its unified diff, in the diff editor. */
+  | { type: 'openDiff'; diff: string };
 
 export function isViewMessage(value: unknown): value is ViewMessage {
   if (typeof value !== 'object' || value === null) {
@@ -47,6 +49,8 @@ export function isViewMessage(value: unknown): value is ViewMessage {
       return typeof message.text === 'string';
     case 'stopTool':
       return typeof message.callId === 'string';
+    case 'openDiff':
+      return typeof (value as { diff?: unknown }).diff === 'string';
     default:
       return false;
   }

@@ -37,6 +37,7 @@ from agentls.agent.approval import (
     escalates,
     needs_approval,
     refused_escalation,
+    rejected_output,
     request_for,
 )
 from agentls.agent.context import ContextMeter, fixed_tokens
@@ -96,8 +97,10 @@ from agentls.model.types import (
 )
 from agentls.redaction import StreamRedactor, redact_secret
 from agentls.text import valid_unicode
+from agentls.tools.apply_patch import open_documents
 from agentls.tools.background import BackgroundProcess
 from agentls.tools.base import StopRequest, Tool, ToolContext, ToolResult
+from agentls.tools.files import DiskFiles, Files
 from agentls.tools.patch_diff import preview_diff
 from agentls.tools.processes import ProcessScope
 from agentls.tools.registry import ToolBox, ToolCall, parse_call
@@ -184,6 +187,7 @@ class Agent:
         project: project_docs.ProjectDocs | None = None,
         recorder: Recorder | None = None,
         turns: int = 0,
+        files: Files | None = None,
     ) -> None:
         self._task_group = task_group
         # Nobody watches a background agent (an auxiliary job): its model
@@ -195,6 +199,8 @@ class Agent:
         self.config = config
         self.settings = settings or Settings()
         self.workspace = Workspace(config.workspace)
+        # The editor's documents and edits (the disk when there is no editor).
+        self.files = files or DiskFiles()
         self._history = history or History()
         tools = tools or ToolBox.default()
         # Nobody can approve what an auxiliary job does: it gets no tool that
@@ -500,6 +506,7 @@ class Agent:
             background=background,
             project=project,
             recorder=recorder,
+            files=self.files,
         )
 
     def _emit(self, event: AgentEvent) -> None:
@@ -893,6 +900,7 @@ class _TurnRun:
             shell=agent.shell,
             stop=running.stop,
             turn_id=turn.id,
+            files=agent.files,
         )
         result = ToolResult(output=STOPPED_OUTPUT, status="cancelled")
         try:
@@ -922,6 +930,7 @@ class _TurnRun:
                 call_id=call.call_id,
                 status=result.status,
                 exit_code=result.exit_code,
+                diff=result.diff,
             )
         )
 
@@ -935,7 +944,9 @@ class _TurnRun:
         sandbox = await agent.shell.state()
         if policy == "never" and escalates(call) and sandbox.active:
             return refused_escalation(call)
-        if not needs_approval(
+        # Review mode: every patch waits for the user, whatever the policy.
+        review = call.name == "apply_patch" and agent.settings.review
+        if not review and not needs_approval(
             policy,
             call,
             read_only=tool.read_only,
@@ -948,16 +959,17 @@ class _TurnRun:
         diff = None
         if call.name == "apply_patch":
             patch = str(call.arguments.get("patch", ""))
-            diff = await anyio.to_thread.run_sync(preview_diff, patch, agent.workspace)
+            documents = open_documents(patch, agent.workspace, agent.files)
+            diff = await anyio.to_thread.run_sync(preview_diff, patch, agent.workspace, documents)
         title = agent._tools.title(call, agent.workspace)
-        request = request_for(self.turn.id, call, title, agent.workspace, diff)
+        request = request_for(self.turn.id, call, title, agent.workspace, diff, review=review)
         try:
             answer = await agent._approver(request)
         except Exception as exc:  # the editor went away or answered nonsense: deny, safely
             log.warning("approval request failed: %s", exc)
             return denied_output(call, f"the editor could not be asked ({exc})")
         if answer.decision == "deny":
-            return denied_output(call, answer.reason)
+            return rejected_output(answer.reason) if review else denied_output(call, answer.reason)
         if answer.decision == "allowSession":
             agent._allowances.remember(call, agent.workspace)
         return None

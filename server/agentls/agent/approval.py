@@ -53,6 +53,8 @@ class ApprovalRequest:
     paths: tuple[str, ...] = ()
     # The call's arguments, for tools that are neither a command nor a patch.
     arguments: dict[str, Any] | None = None
+    # Asked because review mode is on (every patch waits for the user).
+    review: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,7 +158,13 @@ def _canonical(call: ToolCall) -> str:
 
 
 def request_for(
-    turn_id: int, call: ToolCall, title: str, workspace: Workspace, diff: str | None = None
+    turn_id: int,
+    call: ToolCall,
+    title: str,
+    workspace: Workspace,
+    diff: str | None = None,
+    *,
+    review: bool = False,
 ) -> ApprovalRequest:
     arguments = call.arguments
     if call.name == "apply_patch":
@@ -168,6 +176,7 @@ def request_for(
             title,
             diff=diff if diff is not None else patch,
             paths=patch_files(patch, workspace) or tuple(affected_paths(patch)),
+            review=review,
         )
     justification = arguments.get("justification")
     if call.name in COMMAND_TOOLS:
@@ -184,6 +193,15 @@ def request_for(
         title,
         command=command,
         justification=justification if isinstance(justification, str) else None,
+    )
+
+
+def rejected_output(reason: str | None) -> str:
+    """A patch the user rejected in review mode."""
+    because = f" Their reason: {reason}" if reason else ""
+    return (
+        "error: the user reviewed this patch and rejected it; nothing was changed."
+        f"{because} Take this into account before you change these files again."
     )
 
 

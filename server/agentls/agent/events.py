@@ -65,6 +65,8 @@ class ToolFinished(AgentEvent):
     exit_code: int | None = None
     # What a web search found: [{"url", "title"?}].
     sources: list[dict[str, str]] | None = None
+    # What a patch changed: a unified diff, file by file.
+    diff: str | None = None
 
 
 @dataclass(slots=True, kw_only=True)

@@ -40,6 +40,7 @@ _PARSERS: dict[SettingName, Callable[[object], Any]] = {
     "fast_mode": parse_flag,
     "approval": parse_approval,
     "web_search": parse_flag,
+    "review": parse_flag,
 }
 
 
@@ -56,6 +57,8 @@ class Settings:
     approval: Approval = DEFAULT_APPROVAL
     # Offer the model the Responses API's hosted web search.
     web_search: bool = False
+    # Review mode: every patch waits for the user's review, whatever ``approval`` says.
+    review: bool = False
 
     def change(self, change: SettingChange) -> None:
         """Apply one change; raises ConfigError (and changes nothing) for a bad value."""

@@ -116,6 +116,8 @@ def event_payload(event: ev.AgentEvent) -> JSON:
                 payload["exitCode"] = event.exit_code
             if event.sources is not None:
                 payload["sources"] = event.sources
+            if event.diff is not None:
+                payload["diff"] = event.diff
             return payload
         case ev.UsageUpdated():
             return usage(event.usage, event.context)

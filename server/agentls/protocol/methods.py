@@ -36,8 +36,12 @@ SESSIONS = "agent/sessions"
 RESUME = "agent/resume"
 DELETE_SESSION = "agent/deleteSession"
 HISTORY = "agent/history"
+SET_REVIEW = "agent/setReview"
 EVENT = "agent/event"
 REQUEST_APPROVAL = "agent/requestApproval"
+DIAGNOSTICS = "agent/diagnostics"
+# workspace/executeCommand: runs a turn, for clients with nothing of ours.
+ASK_COMMAND = "agentls.ask"
 
 Direction = Literal["client→server", "server→client"]
 
@@ -74,8 +78,10 @@ METHODS: tuple[Method, ...] = (
     Method(RESUME, "client→server", "request", "ResumeParams"),
     Method(DELETE_SESSION, "client→server", "request", "DeleteSessionParams"),
     Method(HISTORY, "client→server", "request", "HistoryParams"),
+    Method(SET_REVIEW, "client→server", "request", "SetReviewParams"),
     Method(EVENT, "server→client", "notification"),
     Method(REQUEST_APPROVAL, "server→client", "request"),
+    Method(DIAGNOSTICS, "server→client", "request"),
 )
 
 BY_NAME: dict[str, Method] = {method.name: method for method in METHODS}

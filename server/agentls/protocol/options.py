@@ -62,3 +62,5 @@ class InitializationOptions:
     )
     # Sessions kept per workspace (docs/sessions.md); 0 keeps none.
     session_retention: int = 200
+    # Review mode: every patch waits for the user's review (docs/edits.md).
+    review: bool | None = None

@@ -100,7 +100,15 @@ class SetApprovalParams:
     field: ClassVar[str] = "approval"
 
 
-SettingParams = SetEffortParams | SetFastModeParams | SetApprovalParams
+@attrs.define(frozen=True)
+class SetReviewParams:
+    enabled: bool
+    pane: str = "main"
+    setting: ClassVar[SettingName] = "review"
+    field: ClassVar[str] = "enabled"
+
+
+SettingParams = SetEffortParams | SetFastModeParams | SetApprovalParams | SetReviewParams
 
 
 @attrs.define(frozen=True)
@@ -168,6 +176,19 @@ class InstructionsParams:
 @attrs.define(frozen=True)
 class DeleteSessionParams:
     session_id: str
+
+
+@attrs.define(frozen=True)
+class AskArguments:
+    """The one argument of ``workspace/executeCommand`` ``agentls.ask``."""
+
+    prompt: str
+    uri: str | None = None
+    range: Range | None = None
+    # What the code action that made it is for: "ask" (a question about a
+    # selection: a client may let the user edit the prompt) or "fix" (a
+    # diagnostic). Plain clients send it back as they got it.
+    kind: Literal["ask", "fix"] | None = None
 
 
 @attrs.define(frozen=True)

@@ -41,6 +41,7 @@ from agentls.server.paths import outside_client_folders, workspace_from
 if TYPE_CHECKING:
     from agentls.server.attach import Attachment
     from agentls.server.connection import Connection
+    from agentls.server.edits import EditorFiles
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +76,12 @@ def _structuring_error(exc: JsonRpcException, method: str) -> str:
             details.append(f"{where.removeprefix('params.') or 'params'}: {text}")
         return f"invalid params of {method}: " + "; ".join(details)
     return f"invalid params of {method}: {_first_line(cause or exc)}"
+
+
+def _own_client(capabilities: lsp.ClientCapabilities) -> bool:
+    """agentls's own editor clients (they advertise ``experimental.agentls``)."""
+    experimental = capabilities.experimental
+    return isinstance(experimental, dict) and isinstance(experimental.get("agentls"), dict)
 
 
 def _token_matches(given: object, expected: str) -> bool:
@@ -153,7 +160,7 @@ class AgentProtocol(LanguageServerProtocol):
         return super().get_message_type(method)
 
     def get_result_type(self, method: str) -> type[Any] | None:  # type: ignore[override]
-        if method == methods.REQUEST_APPROVAL:
+        if method in (methods.REQUEST_APPROVAL, methods.DIAGNOSTICS):
             return RawResponse  # the editor's answer, as plain JSON
         return super().get_result_type(method)
 
@@ -340,6 +347,7 @@ class AgentProtocol(LanguageServerProtocol):
                 "(the one in the file named when the server started)"
             )
         result: lsp.InitializeResult = yield from super().lsp_initialize(params)
+        self._documents_as_lsp_splits_them(params, result)
         folders = [folder.uri for folder in params.workspace_folders or ()]
         root, source = workspace_from(options, params.root_uri, params.root_path, folders)
         if not root.is_dir():
@@ -386,12 +394,27 @@ class AgentProtocol(LanguageServerProtocol):
                 f"this server works in {str(running)!r}, not in {str(root)!r}"
             )
         result: lsp.InitializeResult = yield from super().lsp_initialize(params)
+        self._documents_as_lsp_splits_them(params, result)
         attachment.ready = True
         panes = sorted(server.connection_panes())
         result.capabilities.experimental = {
             "agentls": {**methods.capabilities(), "attached": True, "panes": panes}
         }
         return result
+
+    def _documents_as_lsp_splits_them(
+        self, params: lsp.InitializeParams, result: lsp.InitializeResult
+    ) -> None:
+        """What every initialize does besides pygls's: open documents split
+        into lines as LSP does; agentls's own clients, which have an Ask of
+        their own, are not offered the ``agentls.ask`` command."""
+        from agentls.server.documents import replacing
+
+        if self._workspace is not None:
+            self._workspace = replacing(self._workspace)
+        self._server.initializations += 1
+        if _own_client(params.capabilities):
+            result.capabilities.execute_command_provider = None
 
     @lsp_method(lsp.EXIT)
     def lsp_exit(self, *args: Any) -> Generator[Any, Any, None]:
@@ -441,7 +464,19 @@ class AgentServer(LanguageServer):
         self.attachment: Attachment | None = None
         # Turn ids are unique for the life of the server, whatever pane or session.
         self._turn_ids = itertools.count(1)
+        # Editors that have sent initialize (more than one: windows that reattach).
+        self.initializations = 0
+        self._files: EditorFiles | None = None
         self._register()
+
+    @property
+    def files(self) -> EditorFiles:
+        """The editor's documents and edits, for the tools."""
+        if self._files is None:
+            from agentls.server.edits import EditorFiles
+
+            self._files = EditorFiles(self)
+        return self._files
 
     @property
     def intake(self) -> Callable[[bytes | str], None]:
@@ -485,6 +520,7 @@ class AgentServer(LanguageServer):
         from agentls.server.approval import EditorApprover
         from agentls.server.connection import Connection
         from agentls.server.consent import EditorConsent
+        from agentls.server.diagnostics import EditorTools
 
         assert self.configured is not None
         options, root = self.configured
@@ -495,6 +531,8 @@ class AgentServer(LanguageServer):
             self._warn_user,
             EditorConsent(self),
             self._unsent,
+            files=self.files,
+            editor_tools=EditorTools(self, root),
         )
         await connection.start(options, root)
         self._connection = connection
@@ -592,6 +630,21 @@ class AgentServer(LanguageServer):
         @self.feature(lsp.SHUTDOWN)
         async def shutdown(*_: Any) -> None:
             await self.stop_connection()
+
+        @self.command(methods.ASK_COMMAND)
+        async def ask(*arguments: Any) -> dict[str, Any]:
+            from agentls.server.plain import run_ask
+
+            return await run_ask(self, list(arguments))
+
+        @self.feature(
+            lsp.TEXT_DOCUMENT_CODE_ACTION,
+            lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix]),
+        )
+        def code_actions(params: lsp.CodeActionParams) -> list[lsp.CodeAction] | None:
+            from agentls.server.plain import actions_for
+
+            return actions_for(self, params) or None
 
         @self.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
         async def did_change_configuration(params: lsp.DidChangeConfigurationParams) -> None:

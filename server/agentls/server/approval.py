@@ -61,6 +61,8 @@ class EditorApprover:
                 params["diff"] = request.diff
             if request.justification is not None:
                 params["justification"] = request.justification
+            if request.review:
+                params["review"] = True
             result = await self._ask(methods.REQUEST_APPROVAL, params)
             return _decision(result)
         if request.diff is not None:

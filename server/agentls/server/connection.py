@@ -38,7 +38,8 @@ from agentls.sessions import entries
 from agentls.sessions.paths import workspace_folder
 from agentls.sessions.recorder import SessionRecorder
 from agentls.sessions.store import Resumed, SessionBusy, SessionNotFound, SessionStore
-from agentls.tools.registry import ToolBox
+from agentls.tools.files import Files
+from agentls.tools.registry import ToolBox, ToolSource, ToolSources
 from agentls.tools.sandbox import availability as sandbox_availability
 from agentls.tools.shell import sweep_leftovers
 from agentls.worker import messages as wm
@@ -76,12 +77,17 @@ class Connection:
         warn: Callable[[str], None] | None = None,
         consent: ConsentAsker | None = None,
         unsent: Callable[[], int] = lambda: 0,
+        files: Files | None = None,
+        editor_tools: ToolSource | None = None,
     ) -> None:
         self.relay = EventRelay(notify, self._observe)
         self.approver = approver
         # Tells the user something they must know (window/showMessage).
         self._warn = warn
         self._consent = consent
+        # The editor's documents and edits, and the tools it makes possible.
+        self._files = files
+        self._editor_tools = editor_tools
         self._mcp: McpManager | None = None
         self._group: anyio.abc.TaskGroup | None = None
         self.worker: PaneWorker | None = None
@@ -163,6 +169,7 @@ class Connection:
             fast_mode=bool(options.fast_mode),
             approval=options.approval,
             web_search=bool(options.web_search),
+            review=bool(options.review),
         )
         assert self._group is not None
         # MCP servers start in the background; their tools join the tool box
@@ -224,10 +231,16 @@ class Connection:
             settings=settings,
             history=history,
             approver=self.approver,
-            tools=ToolBox.default(self.mcp),
+            tools=ToolBox.default(self._tool_source()),
             recorder=recorder,
             turns=turns,
+            files=self._files,
         )
+
+    def _tool_source(self) -> ToolSource:
+        if self._editor_tools is None:
+            return self.mcp
+        return ToolSources(self.mcp, self._editor_tools)
 
     async def _run_worker(self) -> None:
         assert self.worker is not None
@@ -459,6 +472,7 @@ class Connection:
         # what the user has now, so resuming never loosens it.
         approval_changed = settings.approval != current.settings.approval
         settings.approval = current.settings.approval
+        settings.review = current.settings.review
         agent = self._agent(settings, History(resumed.items), resumed.recorder, resumed.turns)
         if approval_changed:
             resumed.recorder.settings_changed()

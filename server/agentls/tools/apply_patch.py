@@ -31,13 +31,14 @@ so nothing outside the workspace can be read or written.
 from __future__ import annotations
 
 import contextlib
+import difflib
 import errno
 import os
 import re
 import secrets
 import stat
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -45,6 +46,7 @@ from typing import Any, Literal
 import anyio
 
 from agentls.tools.base import FunctionTool, SandboxState, ToolContext, ToolResult, get_str
+from agentls.tools.files import EditRefused, FileEdit, FileOp, Files, OpenText, text_lines
 from agentls.tools.workspace import PathOutsideWorkspace, Workspace
 
 __all__ = [
@@ -580,16 +582,24 @@ _ABSENT = _State("absent")
 
 
 class _Plan:
-    """The whole patch resolved in memory: final states, to be committed at once."""
+    """The whole patch resolved in memory: final states, to be committed at once.
 
-    def __init__(self, workspace: Workspace) -> None:
+    ``documents`` are the files open in the editor (real paths): the patch
+    applies to their text there, unsaved changes included, not to the disk."""
+
+    def __init__(
+        self, workspace: Workspace, documents: Mapping[Path, OpenText] | None = None
+    ) -> None:
         self.ws = workspace
+        self.documents = documents or {}
         # Final state of every entry the patch changes, in the order first changed.
         self.pending: dict[Path, _State] = {}
         # On-disk state of every entry looked at, read once (for rollback too).
         self.disk: dict[Path, _State] = {}
         self.new_dirs: dict[Path, None] = {}  # directories to create, parents first
         self.changes: list[FileChange] = []
+        # Update File + Move to: the source entry and where its content went.
+        self.moves: dict[Path, Path] = {}
 
     # -- looking ------------------------------------------------------------------
 
@@ -619,7 +629,16 @@ class _Plan:
             return self.pending[path]
         if path in self.new_dirs:
             return _State("dir")
-        return self.on_disk(path)
+        return self.original(path)
+
+    def original(self, path: Path) -> _State:
+        """What the patch applies to at ``path``: the editor's text of an open
+        document, else the disk."""
+        disk = self.on_disk(path)
+        document = self.documents.get(path)
+        if document is None or disk.kind not in ("file", "absent"):
+            return disk
+        return _State("file", document.text.encode("utf-8"), disk.mode)
 
     def on_disk(self, path: Path) -> _State:
         if path not in self.disk:
@@ -738,8 +757,93 @@ class _Plan:
         # The moved file keeps its mode (as git mv does), replacing any file there.
         self.plan_write(dest_path, data, current.mode, moved, hunk.line)
         self.set(loc.entry, _ABSENT)
+        self.moves[loc.entry] = dest_path
         self.changes.append(
             FileChange("update", self.ws.relative(loc.entry), self.ws.relative(moved.entry))
+        )
+
+    # -- as a diff ------------------------------------------------------------------
+
+    def diff(self) -> str:
+        """The unified diff of what the patch changes, file by file."""
+        parts: list[str] = []
+        for path, final in self.pending.items():
+            original = self.original(path)
+            name = self.ws.relative(path)
+            before = _diff_lines(original.data) if original.kind == "file" else []
+            after = _diff_lines(final.data) if final.kind == "file" else []
+            old_name = f"a/{name}" if original.kind != "absent" else "/dev/null"
+            new_name = f"b/{name}" if final.kind != "absent" else "/dev/null"
+            for line in difflib.unified_diff(before, after, old_name, new_name):
+                parts.append(
+                    line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+                )
+        return "".join(parts)
+
+    # -- as an edit ----------------------------------------------------------------
+
+    def unsaved(self) -> list[str]:
+        """Files the patch changes whose editor text is not what is on disk."""
+        return [
+            self.ws.relative(path)
+            for path in self.pending
+            if path in self.documents and self.original(path) != self.on_disk(path)
+        ]
+
+    def edit(self) -> FileEdit:
+        """The patch as steps for an editor (and as a disk write)."""
+        renames = self._renames()
+        moved_to = set(renames.values())
+        ops: list[FileOp] = []
+        for path, final in self.pending.items():
+            if path in moved_to:
+                continue  # written by the rename of its source
+            original = self.original(path)
+            dest = renames.get(path)
+            if dest is not None:
+                after = self.pending[dest].data
+                if after != original.data:
+                    ops.append(self._change(path, original.data, after))
+                overwrite = self.original(dest).kind != "absent"
+                ops.append(FileOp("rename", path, new_path=dest, overwrite=overwrite))
+            elif final.kind == "absent":
+                if original.kind != "absent":
+                    ops.append(FileOp("delete", path))
+            elif original.kind == "file" and _utf8(original.data) is not None:
+                if final.data != original.data:
+                    ops.append(self._change(path, original.data, final.data))
+            else:
+                text = final.data.decode("utf-8", errors="replace")
+                ops.append(FileOp("create", path, after=text, overwrite=original.kind != "absent"))
+        names = {path: self.ws.relative(path) for path in [*self.pending, *renames.values()]}
+        return FileEdit(tuple(ops), self.commit, tuple(self.unsaved()), names)
+
+    def _renames(self) -> dict[Path, Path]:
+        """Moves that are plain renames: a regular file whose content goes to
+        a new name, leaving nothing at the old one."""
+        renames: dict[Path, Path] = {}
+        for source, dest in self.moves.items():
+            source_final, dest_final = self.pending.get(source), self.pending.get(dest)
+            if (
+                source != dest
+                and source_final is not None
+                and source_final.kind == "absent"
+                and dest_final is not None
+                and dest_final.kind == "file"
+                and self.original(source).kind == "file"
+                and _utf8(self.original(source).data) is not None
+            ):
+                renames[source] = dest
+        return renames
+
+    def _change(self, path: Path, before: bytes, after: bytes) -> FileOp:
+        document = self.documents.get(path)
+        return FileOp(
+            "change",
+            path,
+            before=before.decode("utf-8"),
+            after=after.decode("utf-8", errors="replace"),
+            version=document.version if document is not None else None,
         )
 
     # -- committing ------------------------------------------------------------------
@@ -801,6 +905,17 @@ class _Plan:
             with contextlib.suppress(OSError), self.ws.dir_fd(directory.parent) as parent:
                 os.rmdir(directory.name, dir_fd=parent)
         return failed
+
+
+def _diff_lines(data: bytes) -> list[str]:
+    return text_lines(data.decode("utf-8", errors="replace"))
+
+
+def _utf8(data: bytes) -> str | None:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 def _read_state(ws: Workspace, path: Path) -> _State:
@@ -903,23 +1018,39 @@ def apply_patch(text: str, workspace: Workspace) -> PatchResult:
     try:
         plan = plan_patch(text, workspace)
     except PatchError as exc:
-        raise PatchError(
-            f"{exc.message}\n{_NOTHING_CHANGED}", path=exc.path, line=exc.line
-        ) from None
+        raise _nothing_changed(exc) from None
     plan.commit()  # its errors say themselves whether the rollback worked
     return PatchResult(tuple(plan.changes))
 
 
-def plan_patch(text: str, workspace: Workspace) -> _Plan:
-    """The patch resolved against the files, in memory: nothing is written.
-    Raises :class:`PatchError` if it does not parse or apply."""
+def _nothing_changed(exc: PatchError) -> PatchError:
+    if _NOTHING_CHANGED in exc.message or "restored" in exc.message:
+        return exc  # a failed write says itself what became of the files
+    return PatchError(f"{exc.message}\n{_NOTHING_CHANGED}", path=exc.path, line=exc.line)
+
+
+def open_documents(text: str, workspace: Workspace, files: Files) -> dict[Path, OpenText]:
+    """The documents open in the editor among the files a patch names."""
+    paths: list[Path] = []
+    for raw in affected_paths(text):
+        with contextlib.suppress(PathOutsideWorkspace, ValueError, RuntimeError, OSError):
+            paths.append(workspace.resolve(raw))
+    return files.documents(paths) if paths else {}
+
+
+def plan_patch(
+    text: str, workspace: Workspace, documents: Mapping[Path, OpenText] | None = None
+) -> _Plan:
+    """The patch resolved against the files (and the editor's ``documents``),
+    in memory: nothing is written. Raises :class:`PatchError` if it does not
+    parse or apply."""
     patch = parse_patch(text)
     if not patch.hunks:
         raise PatchError(
             "the patch is empty: it has no '*** Add File:', "
             "'*** Delete File:' or '*** Update File:' section"
         )
-    plan = _Plan(workspace)
+    plan = _Plan(workspace, documents)
     for hunk in patch.hunks:
         if hunk.kind == "add":
             plan.add(hunk)
@@ -979,11 +1110,17 @@ class ApplyPatch(FunctionTool):
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         text = get_str(args, "patch") or ""
+        documents = open_documents(text, ctx.workspace, ctx.files)
         # Shielded: once a patch starts applying it finishes, so its real output
         # (not "aborted") is what the model sees even if the turn is cancelled now.
         with anyio.CancelScope(shield=True):
             try:
-                result = await anyio.to_thread.run_sync(apply_patch, text, ctx.workspace)
+                plan = await anyio.to_thread.run_sync(plan_patch, text, ctx.workspace, documents)
+                note = await ctx.files.apply(plan.edit())
             except PatchError as exc:
-                return ToolResult.error(str(exc))
-        return ToolResult(output=result.summary())
+                return ToolResult.error(str(_nothing_changed(exc)))
+            except EditRefused as exc:
+                return ToolResult.error(f"{exc}\n{_NOTHING_CHANGED}")
+            diff = await anyio.to_thread.run_sync(plan.diff)
+        output = PatchResult(tuple(plan.changes)).summary()
+        return ToolResult(output=f"{output}\n{note}" if note else output, diff=diff or None)

@@ -10,6 +10,7 @@ import anyio
 
 from agentls.config import ToolConfig
 from agentls.domain import ToolStatus
+from agentls.tools.files import DiskFiles, Files
 from agentls.tools.processes import ProcessScope
 from agentls.tools.workspace import Workspace
 
@@ -28,6 +29,8 @@ class ToolResult:
     output: str
     status: ToolStatus = "completed"
     exit_code: int | None = None
+    # What a patch changed, as a unified diff (for the editor, not the model).
+    diff: str | None = None
 
     @classmethod
     def error(cls, message: str) -> ToolResult:
@@ -66,6 +69,8 @@ class ToolContext:
     stop: StopRequest | None = None
     # The turn this call belongs to.
     turn_id: int = 0
+    # Where files are read and patches go: the editor's documents, or the disk.
+    files: Files = field(default_factory=DiskFiles)
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,7 @@ from agentls.tools.base import (
     get_int,
     get_str,
 )
+from agentls.tools.files import text_lines
 from agentls.tools.workspace import Workspace
 
 # Refuse to pull huge files into memory just to show a few lines of them.
@@ -46,14 +47,20 @@ class ReadFile(FunctionTool):
         real = ctx.workspace.resolve(path)
         if real.is_dir():
             raise ToolArgumentError(f"{ctx.workspace.relative(real)!r} is a directory")
-        fd = ctx.workspace.open(real)
-        with os.fdopen(fd, "rb") as f:
-            data = f.read(_MAX_FILE_BYTES + 1)
-        if len(data) > _MAX_FILE_BYTES:
-            return ToolResult.error(f"{path!r} is larger than {_MAX_FILE_BYTES} bytes")
-        if b"\x00" in data[:8192]:
-            return ToolResult.error(f"{path!r} looks like a binary file")
-        lines = data.decode("utf-8", errors="replace").splitlines()
+        document = ctx.files.documents([real]).get(real)
+        if document is not None:
+            # Open in the editor: its text there, unsaved changes included.
+            text = document.text
+        else:
+            fd = ctx.workspace.open(real)
+            with os.fdopen(fd, "rb") as f:
+                data = f.read(_MAX_FILE_BYTES + 1)
+            if len(data) > _MAX_FILE_BYTES:
+                return ToolResult.error(f"{path!r} is larger than {_MAX_FILE_BYTES} bytes")
+            if b"\x00" in data[:8192]:
+                return ToolResult.error(f"{path!r} looks like a binary file")
+            text = data.decode("utf-8", errors="replace")
+        lines = [line.rstrip("\r\n") for line in text_lines(text)]
         if not lines:
             return ToolResult(output="(empty file)")
         if offset > len(lines):

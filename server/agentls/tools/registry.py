@@ -73,6 +73,21 @@ class ToolSource(Protocol):
     def tools(self) -> Sequence[Tool]: ...
 
 
+class ToolSources:
+    """Several sources as one (the MCP servers' tools and the editor's)."""
+
+    def __init__(self, *sources: ToolSource) -> None:
+        self._sources = sources
+
+    @property
+    def version(self) -> int:
+        # Every source's version only grows: the sum changes when any does.
+        return sum(source.version for source in self._sources)
+
+    def tools(self) -> Sequence[Tool]:
+        return [tool for source in self._sources for tool in source.tools()]
+
+
 # ``apply_patch <<'EOF' … EOF`` typed as a command (Codex-trained models do),
 # optionally after ``cd DIR &&``.
 _HEREDOC = re.compile(

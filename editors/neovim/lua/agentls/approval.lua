@@ -74,10 +74,27 @@ function M.show_diff(diff)
   return win
 end
 
+--- A denial, with the reason the user gives (asked with `prompt`; optional).
+function M.deny_with_reason(prompt, finish)
+  vim.ui.input({ prompt = prompt }, function(reason)
+    local answer = { decision = "deny" }
+    if reason and reason:match("%S") then
+      answer.reason = reason
+    end
+    finish(answer)
+  end)
+end
+
 --- Ask the user; `done(answer)` gets {decision, reason?}.
 --- @param params table agent/requestApproval params
 --- @param done fun(answer: table)
-function M.ask(params, done)
+--- @param root? string the workspace (review mode shows its files)
+function M.ask(params, done, root)
+  if util.nn(params.review) == true and root then
+    -- Review mode: the patch in a diff view, with accept/reject keys.
+    require("agentls.review").ask(params, root, done)
+    return
+  end
   local float = M.show_diff(util.nn(params.diff))
   local function finish(answer)
     if float and api.nvim_win_is_valid(float) then
@@ -90,13 +107,7 @@ function M.ask(params, done)
     kind = "agentls_approval",
   }, function(choice)
     if choice == M.DENY then
-      vim.ui.input({ prompt = "Reason for the agent (optional): " }, function(reason)
-        local answer = { decision = "deny" }
-        if reason and reason:match("%S") then
-          answer.reason = reason
-        end
-        finish(answer)
-      end)
+      M.deny_with_reason("Reason for the agent (optional): ", finish)
     else
       -- No choice (escape) denies: nothing runs that the user did not allow.
       finish({ decision = DECISIONS[choice] or "deny" })
@@ -106,7 +117,7 @@ end
 
 --- The handler of agent/requestApproval (runs in the coroutine Neovim gives
 --- server requests). `note(pane, text)` tells the pane's transcript.
-function M.handler(note)
+function M.handler(note, root)
   return function(_, params)
     if type(params) ~= "table" then
       return nil, vim.lsp.rpc.rpc_response_error(vim.lsp.protocol.ErrorCodes.InvalidParams)
@@ -119,7 +130,7 @@ function M.handler(note)
         vim.schedule(function()
           coroutine.resume(co, result)
         end)
-      end)
+      end, root)
       answer = coroutine.yield()
     else
       answer = { decision = "deny", reason = "the editor could not ask the user" }

@@ -106,6 +106,12 @@ M.specs = {
     end,
     { nargs = "?", complete = M.complete_fast, desc = "Fast mode: on, off or toggle" },
   },
+  AgentReview = {
+    function(o)
+      agent().review(o.args ~= "" and o.args or nil)
+    end,
+    { nargs = "?", complete = M.complete_fast, desc = "Review mode (each patch waits for you): on, off or toggle" },
+  },
   AgentNew = {
     function()
       agent().new_session()

@@ -30,6 +30,9 @@ M.defaults = {
   -- server's default ("workspace-write" where the sandbox works).
   sandbox = nil, --- @type "workspace-write"|"read-only"|"off"|nil
   network = nil, --- @type boolean|nil let sandboxed commands use the network (default false)
+  -- Review mode: every patch waits for you in a diff view (accept/reject);
+  -- nil: the server's default (off). `:AgentReview on|off` changes it.
+  review = nil, --- @type boolean|nil
   idle_timeout = nil, --- @type number|nil seconds of model silence before a stream counts as stalled
   -- MCP servers whose tools the agent may use, by name: { command = "…",
   -- args = { … }, env = { … } } (stdio) or { type = "http", url = "…",
@@ -57,6 +60,10 @@ M.defaults = {
   context = {
     documents = false, -- also send the files open in the workspace as context.documents
   },
+  edits = {
+    save = true, -- write a buffer after the agent edited it (never one you had modified)
+    reload = true, -- reload (:checktime) buffers whose files a command changed, and say so
+  },
   transcript = {
     position = "right", -- "right" | "left" | "top" | "bottom": where the main transcript opens
     size = 0.4, -- below 1: a fraction of the editor; else columns (left/right) or lines
@@ -79,6 +86,8 @@ M.defaults = {
     transcript_cancel = "<C-c>", -- in a transcript buffer
     transcript_stop_tool = "x", -- in a transcript buffer, on a running command: stop just it
     transcript_close = "q", -- in a transcript buffer: hide its window
+    review_accept = "A", -- in a review diff view: accept the patch
+    review_reject = "R", -- in a review diff view: reject it, with a reason the agent reads
   },
   statusline = {
     icons = { running = "⟳", cancelling = "⏹", idle = "" },
@@ -177,6 +186,7 @@ local schema = {
   approval = one_of(M.approvals),
   sandbox = one_of(M.sandboxes),
   network = boolean,
+  review = boolean,
   idle_timeout = function(v)
     if type(v) ~= "number" or v <= 0 then
       return "a positive number of seconds"
@@ -220,6 +230,7 @@ local schema = {
   end,
   root_dir = of_type("function"),
   context = { documents = boolean },
+  edits = { save = boolean, reload = boolean },
   transcript = {
     position = one_of({ "right", "left", "top", "bottom" }),
     size = function(v)
@@ -383,6 +394,10 @@ function M.init_options(root, settings, opts)
   init.approval = opts.approval
   init.sandbox = opts.sandbox
   init.network = opts.network
+  init.review = settings.review
+  if init.review == nil then
+    init.review = opts.review
+  end
   init.idleTimeout = opts.idle_timeout
   init.mcpServers = M.mcp_servers(opts.mcp_servers)
   init.webSearch = opts.web_search

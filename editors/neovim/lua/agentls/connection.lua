@@ -172,16 +172,21 @@ function Connection:start()
     root_dir = self.root,
     workspace_folders = { { uri = vim.uri_from_fname(self.root), name = self.root } },
     init_options = config.init_options(self.root, self.settings),
-    capabilities = vim.tbl_deep_extend("force", vim.lsp.protocol.make_client_capabilities(), {
-      experimental = require("agentls.approval").client_capability,
-    }),
+    capabilities = vim.tbl_deep_extend(
+      "force",
+      vim.lsp.protocol.make_client_capabilities(),
+      { experimental = require("agentls.approval").client_capability },
+      require("agentls.edits").client_capabilities
+    ),
     handlers = {
       ["agent/requestApproval"] = require("agentls.approval").handler(function(pane_name, text)
         local pane = self.panes[pane_name]
         if pane then
           pane.transcript:note(text)
         end
-      end),
+      end, self.root),
+      ["workspace/applyEdit"] = require("agentls.edits").apply_edit,
+      ["agent/diagnostics"] = require("agentls.edits").diagnostics,
       ["agent/event"] = function(_, params, ctx)
         local conn = M.by_client[ctx.client_id]
         if conn and type(params) == "table" then
@@ -243,6 +248,7 @@ function Connection:initialized(client, result)
     self.efforts = nn(agent.efforts)
   end
   self.server_info = type(result) == "table" and nn(result.serverInfo) or nil
+  require("agentls.edits").attach_all(self, client)
   self:pane("main", true)
   if type(agent) == "table" and nn(agent.attached) == true then
     -- A server that ran on without us: what its panes did comes back.
@@ -459,6 +465,7 @@ function Connection:on_event(ev)
     }
     turn.tools[ev.callId] = tool
     t:tool_started(tool)
+    require("agentls.edits").tool_started(self, pane)
   elseif kind == "tool.output" then
     local tool = turn.tools[ev.callId]
     if tool then
@@ -470,6 +477,7 @@ function Connection:on_event(ev)
       tool.status = nn(ev.status)
       tool.exit_code = nn(ev.exitCode)
       t:tool_finished(tool, tool.status or "completed")
+      require("agentls.edits").tool_finished(self, pane, tool, ev)
     end
   elseif kind == "steer.admitted" then
     local steer = { text = nn(ev.text) or "" }
@@ -1014,20 +1022,34 @@ function Connection:set_effort(pane_name, effort)
   self:set_setting(pane_name, "agent/setEffort", "effort", effort, "effort", "effort", effort)
 end
 
-function Connection:fast_mode(pane_name)
+--- A pane's on/off setting as last set (`key`), else main's, else the option's.
+function Connection:switch_state(pane_name, key, option)
   local pane = self.panes[pane_name]
-  local current = pane and pane.settings.fast
+  local current = pane and pane.settings[key]
   if current == nil then
-    current = pane_name == "main" and self.settings.fast
+    current = pane_name == "main" and self.settings[key]
     if current == nil then
-      current = config.options.fast_mode or false
+      current = config.options[option] or false
     end
   end
   return current
 end
 
+function Connection:fast_mode(pane_name)
+  return self:switch_state(pane_name, "fast", "fast_mode")
+end
+
 function Connection:set_fast(pane_name, enabled)
   self:set_setting(pane_name, "agent/setFastMode", "enabled", enabled, "fast", "fast mode", enabled and "on" or "off")
+end
+
+--- Whether the pane's patches wait for review (the last known value).
+function Connection:review(pane_name)
+  return self:switch_state(pane_name, "review", "review")
+end
+
+function Connection:set_review(pane_name, enabled)
+  self:set_setting(pane_name, "agent/setReview", "enabled", enabled, "review", "review mode", enabled and "on" or "off")
 end
 
 --- Stops one running tool call (agent/cancelTool); its turn goes on.

@@ -15,6 +15,7 @@ local function ensure()
   end
   initialized = true
   require("agentls.progress").setup()
+  require("agentls.edits").setup()
   local group = api.nvim_create_augroup("agentls", { clear = true })
   api.nvim_create_autocmd("VimLeavePre", {
     group = group,
@@ -215,8 +216,9 @@ function M.effort(effort)
   conn:set_effort(pane, effort)
 end
 
---- Fast mode of the pane: true, false, "on", "off", or nil / "toggle".
-function M.fast(value)
+--- Switches a pane's on/off setting: `value` is true, false, "on", "off",
+--- or nil / "toggle" (`current(conn, pane)` tells what it is now).
+local function switch(value, current, set)
   local conn, pane = target()
   local enabled
   if value == true or value == "on" then
@@ -224,12 +226,30 @@ function M.fast(value)
   elseif value == false or value == "off" then
     enabled = false
   elseif value == nil or value == "" or value == "toggle" then
-    enabled = not conn:fast_mode(pane)
+    enabled = not current(conn, pane)
   else
     util.error(("expected on, off or toggle, not %q"):format(tostring(value)))
     return
   end
-  conn:set_fast(pane, enabled)
+  set(conn, pane, enabled)
+end
+
+--- Fast mode of the pane: true, false, "on", "off", or nil / "toggle".
+function M.fast(value)
+  switch(value, function(conn, pane)
+    return conn:fast_mode(pane)
+  end, function(conn, pane, enabled)
+    conn:set_fast(pane, enabled)
+  end)
+end
+
+--- Review mode of the pane (each patch waits in a diff view): as `fast`.
+function M.review(value)
+  switch(value, function(conn, pane)
+    return conn:review(pane)
+  end, function(conn, pane, enabled)
+    conn:set_review(pane, enabled)
+  end)
 end
 
 --- Start a new conversation in the pane (it must be idle).

@@ -19,6 +19,9 @@ M.by_buf = {}
 -- Prefixes of the lines that fold away under their one-line entry.
 M.OUTPUT = "  ┃ "
 M.REASONING = "  ┊ "
+-- A patch's diff: folded together with its tool line (`zo` there opens it).
+M.DIFF = "  │ "
+M.ns = api.nvim_create_namespace("agentls.transcript")
 
 M.icons = {
   running = "⟳",
@@ -173,6 +176,14 @@ function M.foldexpr()
   if line:sub(1, #M.OUTPUT) == M.OUTPUT or line:sub(1, #M.REASONING) == M.REASONING then
     return "1"
   end
+  if line:sub(1, #M.DIFF) == M.DIFF then
+    return "1"
+  end
+  -- A diff is written once its tool line is final: the line can start the fold.
+  local next_line = api.nvim_buf_get_lines(0, lnum, lnum + 1, false)[1] or ""
+  if next_line:sub(1, #M.DIFF) == M.DIFF then
+    return ">1"
+  end
   return "0"
 end
 
@@ -263,6 +274,11 @@ function Transcript:lines(lines, opts)
   local handle = self:_handle(self.count)
   self:_push_lines(lines)
   return handle
+end
+
+--- Highlights a line written earlier (or queued) with `group`.
+function Transcript:highlight(row, group)
+  self:_push({ "hl", row, group })
 end
 
 --- Replaces a line written earlier.
@@ -397,6 +413,8 @@ function Transcript:flush()
         self.applied = self.applied + #parts - 1
       elseif kind == "set" then
         api.nvim_buf_set_lines(buf, op[2], op[2] + 1, false, { op[3] })
+      elseif kind == "hl" then
+        api.nvim_buf_set_extmark(buf, M.ns, op[2], 0, { line_hl_group = op[3] })
       end
     end
   end)

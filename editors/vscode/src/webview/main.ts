@@ -15,6 +15,7 @@ import {
   usageSummary,
 } from '../format';
 import type { Citation, Source } from '../protocol';
+import { renderDiff } from './diff';
 import {
   type Compaction,
   type CompactionItem,
@@ -364,8 +365,13 @@ class TranscriptRenderer {
     view.shown = entry.output.length;
     view.dropped = entry.droppedOutput;
     output.hidden = entry.output === '';
+    if (entry.diff !== undefined) {
+      // The diff replaces the patch's text; the entry stays open on it (the diff itself folds).
+      renderDiff(node, entry.diff, (diff) => vscode.postMessage({ type: 'openDiff', diff }));
+      args?.setAttribute('hidden', '');
+    }
     if (!view.toggled) {
-      node.open = entry.status === 'running';
+      node.open = entry.status === 'running' || entry.diff !== undefined;
     }
   }
 }

@@ -121,6 +121,9 @@ const SLEEP = uniqueDuration();
 const SLEEPER = `sleep ${SLEEP} & echo started; wait`;
 const STOPPED = uniqueDuration();
 const PATCH = '*** Begin Patch\n*** Add File: notes.txt\n+approved by the e2e run\n*** End Patch';
+const GREETED = '    return f"Hello, {name}!"';
+const GREET_PATCH = `*** Begin Patch\n*** Update File: app.py\n-    return f"hello {name}"\n+${GREETED}\n*** End Patch`;
+const REWORD_PATCH = `*** Begin Patch\n*** Update File: app.py\n-${GREETED}\n+    return f"Hi {name}"\n*** End Patch`;
 /** The MCP server the Python tests use (written with the `mcp` SDK). */
 const MCP_FIXTURE = { command: PYTHON, args: [path.join(REPO_DIR, 'tests', 'mcp_fixture.py')] };
 const SLOW = 'Counting: one, two, three, four, five, six, seven, eight, nine, ten. Done counting.';
@@ -468,6 +471,11 @@ async function main(): Promise<void> {
     // 8. the Stop button
     { tool_call: { name: 'exec_command', arguments: { cmd: `echo started; sleep ${STOPPED} & wait` }, call_id: 'call_stop' } },
     'Went on after the stop.',
+    // 9. edits through the editor, review mode
+    { tool_call: { name: 'apply_patch', arguments: { patch: GREET_PATCH }, call_id: 'call_edit' } },
+    'Edited.',
+    { tool_call: { name: 'apply_patch', arguments: { patch: REWORD_PATCH }, call_id: 'call_review' } },
+    'Rejected.',
   ]);
   const missing = path.join(root, 'not-installed', 'agentls');
   // As the extension starts a server it finds itself: through --reattach (scenario 6).
@@ -676,6 +684,7 @@ async function main(): Promise<void> {
 
     await approvals(page, rebuilt, fake, dirs.workspace);
     await stopButton(page, rebuilt, fake);
+    await editsThroughTheEditor(page, rebuilt, fake, dirs.workspace);
     // 9. MCP servers: the user's runs; the project's asks first.
     fs.writeFileSync(path.join(dirs.workspace, '.mcp.json'), JSON.stringify({ mcpServers: { proj: MCP_FIXTURE } }));
     await runCommand(page, 'AgentLS: Restart Server');
@@ -839,6 +848,53 @@ async function stopButton(page: Page, frame: Frame, fake: FakeModel): Promise<vo
   await page.screenshot({ path: path.join(OUTPUT, 'stopped.png') });
   await runCommand(page, 'Notifications: Toggle Do Not Disturb Mode');
   log('the Stop button stopped the command; the turn went on');
+}
+
+/**
+ * 9. The agent's patch to the open app.py arrives through the editor: the
+ * editor shows it, with no "file changed on disk", and saves it; the
+ * transcript shows the diff with Open diff. Then review mode: the patch
+ * waits in the diff editor, and Reject (with a reason) leaves the file as it was.
+ */
+async function editsThroughTheEditor(page: Page, frame: Frame, fake: FakeModel, workspace: string): Promise<void> {
+  const file = path.join(workspace, 'app.py');
+  await focusEditor(page);
+  await ask(page, 'Greet politely');
+  await answerApproval(page, 'Changes app.py (+1 −1).', 'Allow once');
+  await frame.locator('.turn[data-status="completed"]').filter({ hasText: 'Edited.' }).waitFor({ timeout: 30_000 });
+  await page.locator('.monaco-editor .view-lines').filter({ hasText: 'Hello, {name}!' }).first().waitFor({ state: 'visible', timeout: 20_000 });
+  await waitFor('app.py to be saved with the edit', () => fs.readFileSync(file, 'utf8').includes(GREETED), 20_000, 100);
+  const dirty = await page.locator('.tabs-container .tab.dirty').filter({ hasText: 'app.py' }).count();
+  const onDisk = await page.locator('.monaco-dialog-box, .notifications-toasts').filter({ hasText: /newer|changed on disk/i }).count();
+  if (dirty > 0 || onDisk > 0) {
+    throw new Error(`after the agent's edit: ${dirty} dirty app.py tab(s), ${onDisk} "changed on disk" message(s)`);
+  }
+  const diff = frame.locator('.entry.tool[data-call="call_edit"] details.diff');
+  await diff.waitFor({ state: 'visible', timeout: 10_000 });
+  await diff.locator('button.open-diff').click({ timeout: 10_000 });
+  await page.locator('.tab').filter({ hasText: 'app.py (agent edit)' }).first().waitFor({ state: 'visible', timeout: 20_000 });
+  await page.screenshot({ path: path.join(OUTPUT, 'edit-diff.png') });
+  log('the edit went through the open editor, was saved, and its diff opens from the transcript');
+
+  await runCommand(page, 'AgentLS: Toggle Review Mode');
+  await notification(page, 'review mode on').first().waitFor({ state: 'visible', timeout: 20_000 });
+  await focusEditor(page);
+  await ask(page, 'Reword the greeting');
+  await page.locator('.tab').filter({ hasText: 'app.py (patch to review)' }).first().waitFor({ state: 'visible', timeout: 30_000 });
+  await page.screenshot({ path: path.join(OUTPUT, 'review.png') });
+  await clickNotification(page, 'review — Editing app.py', 'Reject');
+  const reason = page.locator('.quick-input-widget').filter({ hasText: 'The agent reads this' });
+  await reason.waitFor({ state: 'visible', timeout: 20_000 });
+  await page.keyboard.type('keep the exclamation');
+  await page.keyboard.press('Enter');
+  await frame.locator('.turn[data-status="completed"]').filter({ hasText: 'Rejected.' }).waitFor({ timeout: 30_000 });
+  const output = ((await fake.waitForRequests(15)).at(-1)?.input ?? []).find(
+    (item) => item.call_id === 'call_review' && item.type === 'function_call_output',
+  );
+  if (!String(output?.output).includes('keep the exclamation') || !fs.readFileSync(file, 'utf8').includes(GREETED)) {
+    throw new Error(`the rejected patch: ${JSON.stringify(output)}; app.py: ${fs.readFileSync(file, 'utf8')}`);
+  }
+  log('review mode: the patch waited in the diff editor; Reject left app.py as it was and the model read why');
 }
 
 /** Stop code-server and everything it started (its process group). */

@@ -11,7 +11,9 @@ import {
   describe as describeQuestion,
   diffFiles,
   parseDiff,
+  reverseFile,
 } from '../../src/approvals';
+import { ACCEPT, REJECT } from '../../src/review';
 import type { ApprovalParams } from '../../src/protocol';
 
 /** Scripted answers; what was shown is recorded. */
@@ -102,5 +104,23 @@ describe('approvals', () => {
     assert.equal(applyHunks('gone\n', deleted), '');
     const noNewline = parseDiff('--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n\\ No newline at end of file\n')[0];
     assert.equal(applyHunks('a\n', noNewline), 'b');
+  });
+
+  test('an applied patch reverses: the file as it is now gives it as it was', () => {
+    const [app, notes] = parseDiff(DIFF);
+    assert.equal(applyHunks('def f():\n    return 2\n\nrest\n', reverseFile(app)), 'def f():\n    return 1\n\nrest\n');
+    assert.equal(applyHunks('new\n', reverseFile(notes)), '', 'a created file was empty before');
+  });
+
+  test('review mode: the diff first, then Accept or Reject (with a reason) beside it', async () => {
+    const review = { ...PATCH, review: true };
+    const accepting = new ScriptedUi([ACCEPT]);
+    assert.deepEqual(await askApproval(review, accepting), { decision: 'allow' });
+    assert.deepEqual(accepting.diffs, [review], 'the diff editor opened before the question');
+    assert.deepEqual(accepting.asked[0].buttons, [ACCEPT, REJECT]);
+    assert.equal(accepting.asked[0].modal, false, 'the diff editor stays readable');
+    const rejecting = new ScriptedUi([REJECT], ' keep the old name ');
+    assert.deepEqual(await askApproval(review, rejecting), { decision: 'deny', reason: 'keep the old name' });
+    assert.deepEqual(await askApproval(review, new ScriptedUi([undefined])), { decision: 'deny' }, 'dismissed: rejected');
   });
 });

@@ -84,6 +84,7 @@ describe('the extension in a stub VS Code', () => {
       'agentls.showServerStatus': 'Show Server Status',
       'agentls.restartServer': 'Restart Server',
       'agentls.mcpServers': 'MCP Servers',
+      'agentls.toggleReview': 'Toggle Review Mode',
     });
   });
 
@@ -274,7 +275,7 @@ describe('the extension in a stub VS Code', () => {
 
   test('the server asks before a tool call: the command in a modal dialog, the answer goes back', async () => {
     const client = await activated();
-    assert.deepEqual(client.capabilities().experimental, { agentls: { requestApproval: true } });
+    assert.deepEqual(client.capabilities().experimental, { agentls: { requestApproval: true, diagnostics: true } });
     stub.answer = 'Allow for this session';
     const answer = await client.ask('agent/requestApproval', {
       pane: 'main',

@@ -36,6 +36,8 @@ describe('settings', () => {
       autoCompact: 0.85,
       reattach: true,
       sessionRetention: 200,
+      review: false,
+      saveAfterEdit: true,
     });
   });
 
@@ -84,6 +86,8 @@ describe('settings', () => {
     assert.deepEqual(initializationOptions({ ...defaults, sessionRetention: 0 }), { ...base, sessionRetention: 0 });
     assert.equal(readSettings(reader({ sessionRetention: -3 })).sessionRetention, 200);
     assert.equal(readSettings(reader({ reattach: false })).reattach, false);
+    assert.equal(readSettings(reader({ saveAfterEdit: false })).saveAfterEdit, false);
+    assert.deepEqual(initializationOptions({ ...defaults, review: true }), { ...base, review: true });
     assert.deepEqual(
       initializationOptions({ ...defaults, model: 'm', baseUrl: 'http://x/v1', effort: 'high' }, '/ws'),
       { ...base, effort: 'high', model: 'm', baseUrl: 'http://x/v1', workspace: '/ws' },
@@ -123,6 +127,9 @@ describe('settings', () => {
   test('web search applies at once', () => {
     assert.deepEqual(configurationChange(defaults, { ...defaults, webSearch: true }), {
       settings: { agentls: { webSearch: true } },
+    });
+    assert.deepEqual(configurationChange(defaults, { ...defaults, review: true }), {
+      settings: { agentls: { review: true } },
     });
   });
 

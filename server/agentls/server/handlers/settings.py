@@ -25,10 +25,11 @@ _CONFIGURATION: dict[str, SettingName] = {
     "fastMode": "fast_mode",
     "approval": "approval",
     "webSearch": "web_search",
+    "review": "review",
 }
 
 
-@handles(methods.SET_EFFORT, methods.SET_FAST_MODE, methods.SET_APPROVAL)
+@handles(methods.SET_EFFORT, methods.SET_FAST_MODE, methods.SET_APPROVAL, methods.SET_REVIEW)
 async def change_setting(server: AgentServer, params: SettingParams) -> dict[str, Any]:
     """Change the setting in the pane and answer once its agent has taken it."""
     conn = await server.connection()
