@@ -26,6 +26,7 @@ FIGURES = (
     "sandbox",
     "mcp",
     "sessions",
+    "edits",
 )
 
 

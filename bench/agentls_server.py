@@ -72,24 +72,30 @@ class AgentlsServer:
         home: Path | None = None,
         initialize: bool = True,
         options: dict[str, Any] | None = None,
+        capabilities: dict[str, Any] | None = None,
     ) -> AgentlsServer:
         client = await LspClient.spawn(
             command or SERVE, env=environment(home), cwd=str(workspace), stderr=stderr
         )
         session = cls(client)
         if initialize:
-            await session.initialize(base_url, workspace, options)
+            await session.initialize(base_url, workspace, options, capabilities)
         return session
 
     async def initialize(
-        self, base_url: str, workspace: Path, options: dict[str, Any] | None = None
+        self,
+        base_url: str,
+        workspace: Path,
+        options: dict[str, Any] | None = None,
+        capabilities: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
+        """``capabilities``: the client's, besides ``window.workDoneProgress``."""
         msg_id, future = self.client.request(
             "initialize",
             {
                 "processId": os.getpid(),
                 "rootUri": workspace.as_uri(),
-                "capabilities": {"window": {"workDoneProgress": True}},
+                "capabilities": {"window": {"workDoneProgress": True}, **(capabilities or {})},
                 "clientInfo": {"name": "agentls bench"},
                 "initializationOptions": {
                     "workspace": str(workspace),

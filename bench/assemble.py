@@ -114,7 +114,72 @@ def assemble(run: Run) -> Results:
         _compaction(run, results)
     if "sessions" in raw:
         _sessions(run, results)
+    if "edits" in raw:
+        _edits(run, results)
     return results
+
+
+def _edits(run: Run, results: Results) -> None:
+    from bench.edit_figures import APPLY_EDIT, DISK
+
+    raw = run.raw["edits"]
+    lines, hunks = raw["lines"], raw["hunks"]
+    docs = raw["documents"]
+    fig = results.figure(
+        "edits",
+        "Edits through the editor",
+        f"`apply_patch` of a {hunks}-hunk patch on a {lines:,}-line open file, on two servers "
+        "in alternation: one whose client takes `workspace/applyEdit` (applies it to its "
+        "document, sends `didChange`, saves, then answers, as the VS Code extension does), "
+        "one whose client cannot (the patch is written on disk). Round trip: the fake "
+        "finished sending the call → the request with the tool's output reaches it; and "
+        "`tool.started` → `tool.finished` at the client. Memory: the server's RSS before "
+        f"and after the client opens {docs['count']} documents of {docs['lines']:,} lines "
+        "(each with an unsaved line), once a `read_file` has seen the last one",
+    )
+    model = "model's call → next model request"
+    events = "tool.started → tool.finished"
+    for who in (APPLY_EDIT, DISK):
+        fig.add(model, who, "ms", raw["round_trip"][who]["model"])
+        fig.add(events, who, "ms", raw["round_trip"][who]["events"])
+    fig.add(
+        "of which the client's applyEdit handler",
+        APPLY_EDIT,
+        "ms",
+        raw["client_ms"],
+        "the bench's Python editor: apply, didChange, save",
+    )
+    fig.notes.append(
+        f"{raw['applied_edits']} patches arrived as workspace/applyEdit on the first server, "
+        f"{raw['disk_edits_seen']} on the disk path's (every one checked in the document "
+        "and on disk)"
+    )
+    editor, disk = fig.p(model, APPLY_EDIT), fig.p(model, DISK)
+    if editor is not None and disk is not None:
+        fig.targets.append(
+            Target(
+                f"apply_patch through applyEdit ({hunks} hunks, {lines:,}-line open file): "
+                "round trip p50 ≤ disk path + 20 ms",
+                _fmt(editor),
+                _fmt(disk + 20),
+                _check(run, editor <= disk + 20),
+                f"disk path {_fmt(disk)}; {editor - disk:+.2f} ms",
+            )
+        )
+    size = docs["text_bytes"] / MB
+    growth = (docs["rss_after"] - docs["rss_before"]) / MB
+    fig.add("RSS before the documents", OURS, "MB", [docs["rss_before"] / MB])
+    fig.add(f"RSS with {docs['count']} documents open", OURS, "MB", [docs["rss_after"] / MB])
+    fig.add(f"their text ({docs['count']} documents)", OURS, "MB", [size])
+    fig.targets.append(
+        Target(
+            f"RSS growth with {docs['count']} open documents ≤ 3 times their text",
+            _fmt(growth, "MB"),
+            _fmt(3 * size, "MB"),
+            _check(run, growth <= 3 * size),
+            f"their text {_fmt(size, 'MB')}",
+        )
+    )
 
 
 def _sandbox(run: Run, results: Results) -> None:

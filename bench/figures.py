@@ -20,6 +20,7 @@ from typing import Any
 
 from agentls.testing.fake_model import Reply, estimate_input_tokens
 from bench import codex as codex_peer
+from bench import edit_figures as edit_bench
 from bench import mcp_figures as mcp_bench
 from bench import procs
 from bench.agentls_server import BARE_PYGLS, AgentlsServer
@@ -64,6 +65,12 @@ class Sizes:
     list_sessions: int
     list_reps: int
     step_reps: int
+    # Edits through the editor (bench/edit_figures.py).
+    edit_reps: int
+    edit_lines: int
+    edit_hunks: int
+    open_documents: int
+    open_document_lines: int
 
     @classmethod
     def full(cls) -> Sizes:
@@ -92,6 +99,11 @@ class Sizes:
             list_sessions=200,
             list_reps=20,
             step_reps=200,
+            edit_reps=30,
+            edit_lines=5_000,
+            edit_hunks=10,
+            open_documents=200,
+            open_document_lines=1_000,
         )
 
     @classmethod
@@ -121,6 +133,11 @@ class Sizes:
             list_sessions=5,
             list_reps=2,
             step_reps=5,
+            edit_reps=2,
+            edit_lines=200,
+            edit_hunks=3,
+            open_documents=5,
+            open_document_lines=50,
         )
 
 
@@ -258,6 +275,8 @@ class Run:
                 from bench import sessions
 
                 await self._timed("sessions", sessions.measure(self))
+            if self.wants("edits"):
+                await self._timed("edits", edit_bench.measure(self))
         self.timings["total"] = time.monotonic() - started
         self.loadavg["end"] = os.getloadavg()
         return self.assemble()

@@ -164,6 +164,7 @@ _PANELS: list[tuple[str, list[str], str]] = [
         "MCP tool-call overhead (ms)",
     ),
     ("sessions", ["flood wall time", "flood CPU time"], "Session store: the flood (s)"),
+    ("edits", ["model's call → next model request"], "apply_patch round trip (ms)"),
 ]
 
 
@@ -191,6 +192,8 @@ def plot(results: Results, path: Path) -> str | None:
         "sandboxed": "#2b6cb0",
         "unsandboxed": "#90cdf4",
         "agentls, sessions off": "#90cdf4",
+        "agentls, workspace/applyEdit": "#2b6cb0",
+        "agentls, disk path": "#90cdf4",
     }
     for ax, (key, metrics, title) in zip(axes.flat, panels, strict=False):
         figure = figures[key]

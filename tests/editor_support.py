@@ -17,39 +17,9 @@ from urllib.parse import unquote, urlparse
 from lsprotocol import types as lsp
 from lsprotocol.converters import get_converter
 
-from agentls.text import text_lines
+from agentls.testing.text_edits import apply_text_edits
 
 _CONVERTER = get_converter()
-
-
-def _units(text: str) -> int:
-    return len(text.encode("utf-16-le")) // 2
-
-
-def _offset(text: str, position: dict[str, int]) -> int:
-    """The index in ``text`` of an LSP position (UTF-16 columns)."""
-    lines = text_lines(text)
-    line, character = position["line"], position["character"]
-    if line >= len(lines):
-        return len(text)
-    start = sum(len(previous) for previous in lines[:line])
-    body = lines[line].rstrip("\r\n")
-    column = 0
-    for index, char in enumerate(body):
-        if column >= character:
-            return start + index
-        column += _units(char)
-    return start + len(body)
-
-
-def apply_text_edits(text: str, edits: list[dict[str, Any]]) -> str:
-    spans = [
-        (_offset(text, e["range"]["start"]), _offset(text, e["range"]["end"]), e["newText"])
-        for e in edits
-    ]
-    for start, end, new in sorted(spans, key=lambda s: (s[0], s[1]), reverse=True):
-        text = text[:start] + new + text[end:]
-    return text
 
 
 def path_of(uri: str) -> Path:

@@ -66,6 +66,7 @@ def test_smoke_run_writes_the_table_json_and_plot(tmp_path: Path) -> None:
         "mcp",
         "compaction",
         "sessions",
+        "edits",
     }
     for figure in data["figures"]:
         assert figure["series"], figure["key"]
