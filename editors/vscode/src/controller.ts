@@ -7,6 +7,7 @@
  * (fakes) and the protocol tests (the real server).
  */
 
+import type { AskArgument } from './askArgument';
 import { type CancellationToken, type Client, ConnectionErrorCode, type Disposable, isRpcError } from './client';
 import {
   type AgentEvent,
@@ -53,7 +54,7 @@ export interface PickItem<T extends string = string> {
 
 /** What the commands need from the editor's UI. */
 export interface Ui {
-  inputBox(options: { title: string; prompt: string; placeHolder?: string }): Promise<string | undefined>;
+  inputBox(options: { title: string; prompt: string; placeHolder?: string; value?: string }): Promise<string | undefined>;
   quickPick<T extends string>(items: PickItem<T>[], options: { title: string; placeHolder?: string }): Promise<T | undefined>;
   /** A cancellable progress notification for as long as `task` runs. */
   withProgress<T>(title: string, task: (progress: ProgressReporter, token: CancellationToken) => Promise<T>): Promise<T>;
@@ -318,11 +319,19 @@ export class AgentController {
    * there is one; `'require'` (Ask About Selection) insists on one.
    */
   async ask(
-    options: { pane?: string; prompt?: string; selection?: 'include' | 'require' | 'none' } = {},
+    options: {
+      pane?: string;
+      prompt?: string;
+      selection?: 'include' | 'require' | 'none';
+      /** The input box starts with this text (the user may edit it). */
+      value?: string;
+      /** Sent as the context, in place of the active selection. */
+      context?: Context;
+    } = {},
   ): Promise<TurnResult | undefined> {
     const pane = options.pane ?? this.activePane;
     const mode = options.selection ?? 'include';
-    const selection = mode === 'none' ? undefined : this.ui.activeSelection();
+    const selection = options.context?.selection ?? (mode === 'none' ? undefined : this.ui.activeSelection());
     if (mode === 'require' && selection === undefined) {
       await this.ui.info('Select some text in an editor first.');
       return undefined;
@@ -334,11 +343,33 @@ export class AgentController {
         prompt: selection !== undefined ? 'Ask about the selection' : 'Ask the agent',
         placeHolder:
           selection !== undefined ? 'e.g. Why does this fail on an empty list?' : 'e.g. Add a test for the parser',
+        ...(options.value !== undefined ? { value: options.value } : {}),
       }));
     if (prompt === undefined || prompt.trim() === '') {
       return undefined;
     }
-    return this.submit(pane, prompt, selection !== undefined ? { selection } : undefined);
+    const context = options.context ?? (selection !== undefined ? { selection } : undefined);
+    return this.submit(pane, prompt, context);
+  }
+
+  /**
+   * `agentls.ask` run by one of the server's code actions, in the main pane
+   * (where the server means it to run), with its range as the selection.
+   * "Fix with agentls" acts at once; "Ask agentls about this" opens Ask with
+   * the server's question filled in, for the user to send or change.
+   */
+  async askFromServer(argument: AskArgument, text: string | undefined): Promise<TurnResult | undefined> {
+    let context: Context | undefined;
+    if (argument.uri !== undefined) {
+      context =
+        argument.range !== undefined && text !== undefined
+          ? { selection: { uri: argument.uri, range: argument.range, text } }
+          : { documents: [argument.uri] };
+    }
+    if (argument.kind === 'ask') {
+      return this.ask({ pane: MAIN_PANE, value: argument.prompt, context });
+    }
+    return this.submit(MAIN_PANE, argument.prompt, context);
   }
 
   /**

@@ -2,6 +2,7 @@
 
 import * as vscode from 'vscode';
 import { VsCodeApprovalUi } from './approvalUi';
+import { askArgument } from './askArgument';
 import { askApproval } from './approvals';
 import { AgentController } from './controller';
 import { AgentServer } from './languageClient';
@@ -20,7 +21,7 @@ import {
   restartReason,
 } from './settings';
 import { AgentStatusBar, showServerStatus } from './statusBar';
-import { VsCodeUi } from './ui';
+import { VsCodeUi, linesOf } from './ui';
 
 let server: AgentServer | undefined;
 
@@ -113,7 +114,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const command = (id: string, run: (...args: unknown[]) => unknown): void => {
     context.subscriptions.push(vscode.commands.registerCommand(id, run));
   };
-  command('agentls.ask', () => controller.ask({ selection: 'include' }));
+  // With an argument: one of the server's code actions (Ask agentls about this, Fix with agentls).
+  command('agentls.ask', async (value) => {
+    const argument = askArgument(value);
+    if (argument === undefined) {
+      return controller.ask({ selection: 'include' });
+    }
+    const text = argument.uri !== undefined && argument.range !== undefined ? await linesOf(argument.uri, argument.range) : undefined;
+    return controller.askFromServer(argument, text);
+  });
   command('agentls.askAboutSelection', () => controller.ask({ selection: 'require' }));
   command('agentls.steer', () => controller.steer());
   command('agentls.cancel', () => controller.cancel());

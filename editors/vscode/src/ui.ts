@@ -4,10 +4,10 @@ import { randomUUID } from 'node:crypto';
 import * as vscode from 'vscode';
 import type { PickItem, ProgressReporter, Ui } from './controller';
 import type { CancellationToken } from './client';
-import type { Selection } from './protocol';
+import type { Range, Selection } from './protocol';
 
 export class VsCodeUi implements Ui {
-  async inputBox(options: { title: string; prompt: string; placeHolder?: string }): Promise<string | undefined> {
+  async inputBox(options: { title: string; prompt: string; placeHolder?: string; value?: string }): Promise<string | undefined> {
     return vscode.window.showInputBox({ ...options, ignoreFocusOut: true });
   }
 
@@ -62,4 +62,18 @@ export function selectionOf(editor: vscode.TextEditor | undefined): Selection | 
     },
     text: editor.document.getText(editor.selection),
   };
+}
+
+/** Whole lines `range` covers in the document `uri` (as the server quotes a selection), if it opens. */
+export async function linesOf(uri: string, range: Range): Promise<string | undefined> {
+  try {
+    const document = await vscode.workspace.openTextDocument(vscode.Uri.parse(uri));
+    const last = Math.min(range.end.line, document.lineCount - 1);
+    if (range.start.line > last) {
+      return undefined;
+    }
+    return document.getText(new vscode.Range(range.start.line, 0, last, document.lineAt(last).text.length));
+  } catch {
+    return undefined;
+  }
 }
