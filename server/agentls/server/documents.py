@@ -1,12 +1,15 @@
 """The documents the editor has open, as it has them (``textDocument/didOpen``,
 ``didChange``, ``didClose``: pygls keeps them).
 
-Two things are ours: pygls splits a document into lines with
+Three things are ours: pygls splits a document into lines with
 ``str.splitlines``, which also breaks at form feeds, U+2028 and a few more
 characters that are no line break to an editor — one of them in a document
 would put every later incremental change in the wrong place, so documents
 here split where LSP does. And tools look documents up by real path, not by
 URI (an editor may spell a URI its own way, or open a file through a link).
+And an incremental change is applied by slicing the text once, not by
+rewriting it line by line in Python: an applyEdit of ten hunks comes back as
+ten changes, on files of thousands of lines.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lsprotocol import types
 from pygls.workspace import TextDocument, Workspace
 
 from agentls.server.paths import uri_to_path
@@ -29,6 +33,24 @@ class LspTextDocument(TextDocument):
     @property
     def lines(self) -> Sequence[str]:
         return tuple(text_lines(self.source))
+
+    def _apply_incremental_change(self, change: types.TextDocumentContentChangePartial) -> None:
+        # The same result as pygls's own (columns past a line's end are cut to it).
+        source = self.source
+        lines = self.lines
+        where = self._position_codec.range_from_client_units(lines, change.range)
+        start_line, end_line = where.start.line, where.end.line
+        if start_line >= len(lines):
+            self._source = source + change.text
+            return
+        start = sum(map(len, lines[:start_line]))
+        start_offset = start + min(where.start.character, len(lines[start_line]))
+        if end_line >= len(lines):
+            end_offset = len(source)
+        else:
+            end = start + sum(map(len, lines[start_line:end_line]))
+            end_offset = max(start_offset, end + min(where.end.character, len(lines[end_line])))
+        self._source = source[:start_offset] + change.text + source[end_offset:]
 
 
 class DocumentWorkspace(Workspace):

@@ -14,15 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Literal, Protocol
 
 import anyio
 
 from agentls.text import text_lines
+from agentls.tools.line_diff import LineChange, changed_runs
 
-__all__ = ["text_lines"]
+__all__ = ["LineChange", "text_lines"]
 
 OpKind = Literal["create", "delete", "rename", "change"]
 
@@ -33,15 +33,6 @@ class OpenText:
 
     text: str
     version: int | None
-
-
-@dataclass(frozen=True, slots=True)
-class LineChange:
-    """Lines ``start`` up to ``end`` (0-based, end excluded) become ``text``."""
-
-    start: int
-    end: int
-    text: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,13 +58,7 @@ class FileOp:
 
 
 def line_changes(before: str, after: str) -> list[LineChange]:
-    old, new = text_lines(before), text_lines(after)
-    changes: list[LineChange] = []
-    matcher = SequenceMatcher(None, old, new, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag != "equal":
-            changes.append(LineChange(i1, i2, "".join(new[j1:j2])))
-    return changes
+    return changed_runs(text_lines(before), text_lines(after))
 
 
 @dataclass(frozen=True, slots=True)
