@@ -44,6 +44,7 @@ async def test_initialize_advertises_agentls(client: AgentClient) -> None:
     assert agentls["model"] == "gpt-5.1-codex"
     assert agentls["efforts"] == ["low", "medium", "high"]
     assert agentls["contextWindow"] == 272_000
+    assert "missingCredentials" not in agentls  # a key and a base URL
     assert set(agentls["methods"]) == {
         "agent/submit",
         "agent/steer",
