@@ -49,7 +49,11 @@ export interface Settings {
   reattach: boolean;
   /** Sessions kept per workspace (0: none). */
   sessionRetention: number;
+  /** Where transcripts show: a view in the secondary side bar, or editor tabs. */
+  transcriptLocation: TranscriptLocation;
 }
+
+export type TranscriptLocation = 'sideBar' | 'editor';
 
 export const DEFAULT_AUTO_COMPACT = 0.85;
 
@@ -99,6 +103,7 @@ export function readSettings(config: ConfigurationReader): Settings {
     autoCompact: number(config.get('autoCompact'), DEFAULT_AUTO_COMPACT, (n) => n >= 0 && n < 1),
     reattach: config.get<unknown>('reattach') !== false,
     sessionRetention: retention(config.get<unknown>('sessionRetention')),
+    transcriptLocation: config.get<unknown>('transcriptLocation') === 'editor' ? 'editor' : 'sideBar',
   };
 }
 
@@ -174,6 +179,22 @@ export function configurationChange(
     change.webSearch = next.webSearch;
   }
   return Object.keys(change).length === 0 ? undefined : { settings: { agentls: change } };
+}
+
+/**
+ * The settings that were cleared (set to empty) and that the running server
+ * keeps until it restarts: it takes an empty model or base URL as "no
+ * change", so going back to the default needs a new server.
+ */
+export function clearedUntilRestart(previous: Settings, next: Settings): string[] {
+  const cleared: string[] = [];
+  if (previous.model !== '' && next.model === '') {
+    cleared.push(`${SECTION}.model`);
+  }
+  if (previous.baseUrl !== '' && next.baseUrl === '') {
+    cleared.push(`${SECTION}.baseUrl`);
+  }
+  return cleared;
 }
 
 /**

@@ -36,6 +36,7 @@ describe('settings', () => {
       autoCompact: 0.85,
       reattach: true,
       sessionRetention: 200,
+      transcriptLocation: 'sideBar',
     });
   });
 
