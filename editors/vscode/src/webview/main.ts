@@ -36,6 +36,7 @@ import {
 } from '../transcript';
 import type { HostMessage, PaneTab, ViewMessage, ViewState } from '../viewMessages';
 import { highlight } from './highlight';
+import { toolRenderers } from './toolEntries';
 
 interface VsCodeApi {
   postMessage(message: ViewMessage): void;
@@ -374,9 +375,7 @@ class TranscriptRenderer {
     });
     summary.append(element('span', 'icon'), element('span', 'title'), element('span', 'state'), stop);
     node.append(summary);
-    if (entry.tool === 'apply_patch') {
-      node.append(element('pre', 'args'));
-    }
+    toolRenderers.get(entry.tool)?.create(node, entry);
     node.append(element('pre', 'output'));
     node.open = true;
     summary.addEventListener('click', () => {
@@ -447,10 +446,7 @@ class TranscriptRenderer {
     query(node, '.title').innerHTML = markdown.renderInline(entry.title);
     query(node, '.state').textContent = toolStatusLabel(entry);
     query<HTMLElement>(node, 'summary').title = JSON.stringify(entry.arguments, null, 2) ?? '';
-    const args = node.querySelector('.args');
-    if (args !== null && typeof (entry.arguments as { patch?: unknown })?.patch === 'string') {
-      args.textContent = (entry.arguments as { patch: string }).patch;
-    }
+    toolRenderers.get(entry.tool)?.update(node, entry);
     if (entry.sources !== undefined && node.querySelector('.sources') === null) {
       const sources = links(entry.sources);
       sources.classList.add('sources');
