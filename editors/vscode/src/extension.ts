@@ -177,6 +177,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       }
       try {
         await agentServer.adapter.notify(Method.didChangeConfiguration, change);
+        agentServer.output.info(`settings sent to the server: ${Object.keys(change.settings.agentls).join(', ')}`);
         const { effort, fastMode } = change.settings.agentls;
         controller.settingsApplied({ effort, fastMode });
       } catch (error) {

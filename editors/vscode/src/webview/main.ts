@@ -165,7 +165,8 @@ function renderRetry(node: HTMLElement, entry: RetryEntry): void {
   node.dataset.state = entry.state;
   node.title = entry.reason;
   node.replaceChildren(element('span', 'text', retryLine(entry, Date.now())));
-  const advice = entry.state === 'recovered' ? [] : adviceFor(entry.failure);
+  // While it waits: what to do about it; once the turn failed, its error has the buttons.
+  const advice = entry.state === 'waiting' ? adviceFor(entry.failure) : [];
   if (advice.length > 0) {
     node.append(adviceButtons(advice));
   }
