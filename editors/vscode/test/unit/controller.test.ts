@@ -145,6 +145,13 @@ describe('AgentController commands', () => {
     ui.picks.push('high');
     assert.equal(await controller.setEffort(), 'high');
     assert.equal(controller.pane('main')!.effort, 'high');
+    // The picker opens on the current effort, marked.
+    const first = ui.shown.at(-1) as { active?: string; items: Array<{ value: string; label: string; description?: string }> };
+    assert.equal(first.active, 'medium');
+    assert.deepEqual(
+      first.items.find((item) => item.value === 'medium'),
+      { value: 'medium', label: '$(check) medium', description: 'current' },
+    );
     assert.equal(await controller.toggleFastMode(), true);
     assert.equal(await controller.toggleFastMode(), false);
     ui.picks.push(undefined as unknown as string);

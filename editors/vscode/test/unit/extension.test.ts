@@ -339,6 +339,49 @@ describe('the extension in a stub VS Code', () => {
     assert.deepEqual(client.requests.find((request) => request.method === 'agent/closePane')?.params, { pane: 'fork-1' });
   });
 
+  test('no API key: the status bar says so at start-up, not at the first Ask', async () => {
+    LanguageClient.starts.push(async (client) => {
+      client.initializeResult.capabilities.experimental.agentls.missingCredentials = 'no model is configured: set OPENAI_API_KEY';
+    });
+    await activated();
+    await waitFor('the warning', () => statusText() === '$(warning) AgentLS: no API key' || undefined);
+    assert.equal(stub.statusBarItems[0].command, 'agentls.showServerStatus');
+    assert.match(String(stub.statusBarItems[0].tooltip), /set OPENAI_API_KEY/);
+  });
+
+  test('clearing agentls.baseUrl offers a restart: the running server keeps the old value until then', async () => {
+    stub.settings['agentls.baseUrl'] = 'http://127.0.0.1:9/v1';
+    const client = await activated();
+    changeSettings({ 'agentls.baseUrl': '' });
+    await waitFor('the restart offer', () => stub.messages.length > 0 || undefined);
+    assert.deepEqual(client.notifications[0].params, { settings: { agentls: { baseUrl: '' } } });
+    assert.match(stub.messages[0].message, /agentls\.baseUrl was cleared: the server keeps the old value until it restarts/);
+    assert.deepEqual(stub.messages[0].actions, ['Restart Server']);
+  });
+
+  test('a failed turn: no toast over the shown transcript; hidden, a toast with the setting to open', async () => {
+    const client = await activated();
+    await vscode.commands.executeCommand('agentls.showTranscript');
+    const failed = (seq: number, turnId: number) =>
+      client.emit('agent/event', {
+        pane: 'main',
+        turnId,
+        seq,
+        kind: 'turn.finished',
+        status: 'failed',
+        finalMessage: '',
+        error: 'cannot reach the model',
+        failure: 'connection',
+      });
+    failed(1, 1);
+    sideBar().setVisible(false);
+    failed(2, 2);
+    await waitFor('the toast', () => stub.messages.length > 0 || undefined);
+    assert.equal(stub.messages.length, 1, 'one toast: the turn that failed while the transcript was hidden');
+    assert.equal(stub.messages[0].kind, 'error');
+    assert.deepEqual(stub.messages[0].actions, ['Show Transcript', 'Open agentls.baseUrl']);
+  });
+
   test('settings changes reach the running server without a reload', async () => {
     const client = await activated();
     changeSettings({ 'agentls.effort': 'high', 'agentls.fastMode': true });
