@@ -534,17 +534,8 @@ export class Transcript {
     this.changed.add(item.key);
   }
 
-  private finish(
-    turn: Turn,
-    result: {
-      status: TurnStatus;
-      finalMessage: string;
-      error?: string;
-      failure?: string;
-      usage?: Usage;
-      receipt?: Receipt;
-    },
-  ): void {
+  /** A turn's end: its result, or its `turn.finished` event (the same fields). */
+  private finish(turn: Turn, result: Omit<TurnResult, 'pane' | 'turnId'>): void {
     turn.status = result.status;
     turn.finalMessage = result.finalMessage;
     turn.error = result.error;
