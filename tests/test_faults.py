@@ -96,7 +96,13 @@ async def test_fault(
         assert time.monotonic() - started >= 0.2, "retry-after was honoured"
         # The user also reads it in the editor's log (window/logMessage).
         assert any("retrying in 0.2 s" in m.message for m in faulty.log_messages)
+    # What failed, typed, in the result and in turn.finished: an editor names
+    # the setting to fix from it (never from the error's words).
+    [finished] = faulty.of("turn.finished")
+    assert result.get("failure") == finished.get("failure")
+    assert ("failure" in result) == (status == "failed"), result
     if name == "auth error":
+        assert result["failure"] == "auth"
         assert len(fake.requests) == 1, "an auth error is not retried"
     # The conversation is still valid: the next turn carries a consistent history.
     fake.script(Reply.text("second answer"))
@@ -121,3 +127,20 @@ async def test_connection_refused(faulty: AgentClient, workspace: Path) -> None:
     result = await faulty.call("agent/submit", {"prompt": "hello"}, timeout=30)
     assert result["status"] == "failed"
     assert "cannot reach the model" in result["error"] and str(port) in result["error"]
+    assert result["failure"] == "connection"
+
+
+@pytest_lsp.fixture(config=server_config({"OPENAI_API_KEY": ""}))
+async def keyless(lsp_client: AgentClient) -> AsyncIterator[None]:
+    yield
+    if not lsp_client.stopped:
+        await lsp_client.shutdown_session()
+
+
+async def test_no_credentials_are_told_at_initialize(keyless: AgentClient, workspace: Path) -> None:
+    """No key and no base URL: initialize says so, and what to set (an editor
+    warns at start-up, not at the first prompt)."""
+    result = await initialize(keyless, workspace, None)
+    experimental = result.capabilities.experimental
+    assert experimental is not None
+    assert "OPENAI_API_KEY" in experimental["agentls"]["missingCredentials"]

@@ -44,6 +44,7 @@ async def test_initialize_advertises_agentls(client: AgentClient) -> None:
     assert agentls["model"] == "gpt-5.1-codex"
     assert agentls["efforts"] == ["low", "medium", "high"]
     assert agentls["contextWindow"] == 272_000
+    assert "missingCredentials" not in agentls  # a key and a base URL
     assert set(agentls["methods"]) == {
         "agent/submit",
         "agent/steer",
@@ -133,6 +134,11 @@ async def test_context_selection_reaches_the_model(
     await client.call("agent/submit", {"prompt": "explain", "context": {"selection": selection}})
     text = json.dumps(fake.requests[0].body["input"])
     assert "src/app.py (lines 10-12)" in text and "def broken()" in text
+    # Whole lines selected: the selection ends at the start of the next line (not included).
+    fake.script(Reply.text("ok"))
+    selection["range"] = {"start": {"line": 0, "character": 0}, "end": {"line": 2, "character": 0}}
+    await client.call("agent/submit", {"prompt": "explain", "context": {"selection": selection}})
+    assert "src/app.py (lines 1-2)" in json.dumps(fake.requests[1].body["input"])
 
 
 async def test_model_failure_is_a_failed_result(client: AgentClient, fake: FakeModelThread) -> None:

@@ -61,3 +61,37 @@ export interface Client {
   /** `capabilities.experimental.agentls` once initialized. */
   capabilities(): AgentCapabilities | undefined;
 }
+
+/** A cancellation token and its trigger, without `vscode` (the controller runs in plain Node too). */
+export class CancelSource {
+  private cancelled = false;
+  private readonly listeners = new Set<() => void>();
+  readonly token: CancellationToken;
+
+  constructor() {
+    const source = this;
+    this.token = {
+      get isCancellationRequested(): boolean {
+        return source.cancelled;
+      },
+      onCancellationRequested(listener: () => void): Disposable {
+        source.listeners.add(listener);
+        return { dispose: () => source.listeners.delete(listener) };
+      },
+    };
+  }
+
+  get isCancelled(): boolean {
+    return this.cancelled;
+  }
+
+  cancel(): void {
+    if (!this.cancelled) {
+      this.cancelled = true;
+      for (const listener of [...this.listeners]) {
+        listener();
+      }
+      this.listeners.clear();
+    }
+  }
+}

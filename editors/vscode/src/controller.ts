@@ -8,7 +8,8 @@
  */
 
 import type { AskArgument } from './askArgument';
-import { type CancellationToken, type Client, ConnectionErrorCode, type Disposable, isRpcError } from './client';
+import { type Advice, adviceFor } from './advice';
+import { CancelSource, type Client, ConnectionErrorCode, type Disposable, isRpcError } from './client';
 import {
   type AgentEvent,
   type CancelResult,
@@ -37,13 +38,10 @@ import {
   type TurnResult,
   isEffort,
 } from './protocol';
+import type { PaneProgressOptions, ProgressHandle } from './progress';
 import { ToolProgress } from './toolProgress';
 import { instructionsSummary } from './format';
 import { type PaneState, Transcript, type TranscriptInput } from './transcript';
-
-export interface ProgressReporter {
-  report(message: string): void;
-}
 
 export interface PickItem<T extends string = string> {
   value: T;
@@ -55,9 +53,19 @@ export interface PickItem<T extends string = string> {
 /** What the commands need from the editor's UI. */
 export interface Ui {
   inputBox(options: { title: string; prompt: string; placeHolder?: string; value?: string }): Promise<string | undefined>;
-  quickPick<T extends string>(items: PickItem<T>[], options: { title: string; placeHolder?: string }): Promise<T | undefined>;
-  /** A cancellable progress notification for as long as `task` runs. */
-  withProgress<T>(title: string, task: (progress: ProgressReporter, token: CancellationToken) => Promise<T>): Promise<T>;
+  /** `active`: the item the cursor starts on (the current value). */
+  quickPick<T extends string>(
+    items: PickItem<T>[],
+    options: { title: string; placeHolder?: string; active?: T },
+  ): Promise<T | undefined>;
+  /**
+   * Progress of something a pane does, until `end` (see `progress.ts`: in
+   * the status bar, and as a cancellable notification only while the pane's
+   * transcript is hidden); `onCancel` when that notification's Cancel is pressed.
+   */
+  paneProgress(pane: string, title: string, onCancel: () => void, options: PaneProgressOptions): ProgressHandle;
+  /** A turn failed: tell the user where they will see it (the transcript shows it already), with what to do. */
+  turnFailed(pane: string, message: string, advice: Advice[]): void;
   info(message: string, ...actions: string[]): Promise<string | undefined>;
   error(message: string, ...actions: string[]): Promise<string | undefined>;
   /** The active editor's selection, if it selects something. */
@@ -76,6 +84,8 @@ export interface Pane {
   fastMode: boolean;
   /** `agent/submit` requests sent and not answered yet. */
   pendingSubmits: number;
+  /** Their cancellation: Stop cancels them (`$/cancelRequest`). */
+  requests: Set<CancelSource>;
 }
 
 export interface PaneSettings {
@@ -268,6 +278,9 @@ export class AgentController {
     const pane = this.ensurePane(event.pane);
     this.append(pane, [event]);
     this.toolProgress.handle(event);
+    if (event.kind === 'turn.finished' && event.status === 'failed') {
+      this.ui.turnFailed(event.pane, `AgentLS (${event.pane}): the turn failed: ${event.error ?? 'unknown error'}`, adviceFor(event.failure));
+    }
     if (event.kind === 'pane.closed' && event.promotedTo === undefined) {
       this.removePane(event.pane);
     }
@@ -373,9 +386,10 @@ export class AgentController {
   }
 
   /**
-   * Send one `agent/submit` with a progress notification. Its Cancel passes
-   * the notification's token to the request, so the client's own
-   * `$/cancelRequest` cancels exactly this turn.
+   * Send one `agent/submit`. The request carries a cancellation token: Stop
+   * in the transcript (and the progress notification's Cancel, while the
+   * transcript is hidden) cancels it, and the client's own `$/cancelRequest`
+   * cancels exactly this turn.
    */
   async submit(paneName: string, prompt: string, context?: Context): Promise<TurnResult | undefined> {
     const pane = this.panes.get(paneName);
@@ -388,25 +402,24 @@ export class AgentController {
     if (context !== undefined) {
       params.context = context;
     }
+    const request = new CancelSource();
+    pane.requests.add(request);
     pane.pendingSubmits += 1;
     this.stateChanged.fire();
     this.revealRequested.fire({ pane: paneName, beside: paneName !== MAIN_PANE });
+    const progress = this.ui.paneProgress(paneName, `AgentLS: ${shorten(prompt)}`, () => request.cancel(), {
+      window: true,
+    });
+    const subscription = this.client.onProgress(workDoneToken, (value) => {
+      if (value.kind !== 'end' && value.message !== undefined && value.message !== '') {
+        progress.report(value.message);
+      }
+    });
     try {
-      return await this.ui.withProgress(`AgentLS: ${shorten(prompt)}`, async (progress, token) => {
-        const subscription = this.client.onProgress(workDoneToken, (value) => {
-          if (value.kind !== 'end' && value.message !== undefined && value.message !== '') {
-            progress.report(value.message);
-          }
-        });
-        try {
-          const result = await this.client.request<TurnResult>(Method.submit, params, token);
-          const target = this.panes.get(result.pane) ?? pane;
-          this.append(target, [{ kind: 'local.result', result, prompt }]);
-          return result;
-        } finally {
-          subscription.dispose();
-        }
-      });
+      const result = await this.client.request<TurnResult>(Method.submit, params, request.token);
+      const target = this.panes.get(result.pane) ?? pane;
+      this.append(target, [{ kind: 'local.result', result, prompt }]);
+      return result;
     } catch (error) {
       if (!isCancelledError(error)) {
         const message = `The request failed: ${describeError(error)}`;
@@ -418,8 +431,34 @@ export class AgentController {
       // Cancelled: the server's turn.finished event carries the receipt.
       return undefined;
     } finally {
+      subscription.dispose();
+      progress.end();
+      pane.requests.delete(request);
       pane.pendingSubmits -= 1;
       this.stateChanged.fire();
+    }
+  }
+
+  /**
+   * Stop (the transcript's button): the pane's turns end. Their requests are
+   * cancelled through their tokens — the client sends `$/cancelRequest` and
+   * each turn ends with its receipt. A turn this window did not ask for (a
+   * steer that became a turn, a turn that ran on while the window reloaded)
+   * has no request here: `agent/cancel` stops it.
+   */
+  async stop(options: { pane?: string } = {}): Promise<void> {
+    const pane = this.panes.get(options.pane ?? this.activePane);
+    if (pane === undefined) {
+      return;
+    }
+    if (pane.requests.size > 0) {
+      for (const request of [...pane.requests]) {
+        request.cancel();
+      }
+      return;
+    }
+    if (pane.transcript.runningTurns().length > 0) {
+      await this.call<CancelResult>(Method.cancel, { pane: pane.name });
     }
   }
 
@@ -521,10 +560,14 @@ export class AgentController {
       (await this.ui.quickPick(
         this.efforts().map((value) => ({
           value,
-          label: value,
+          label: value === pane.effort ? `$(check) ${value}` : value,
           description: value === pane.effort ? 'current' : undefined,
         })),
-        { title: `AgentLS: Set Effort (${paneName})`, placeHolder: `Reasoning effort, now ${pane.effort}` },
+        {
+          title: `AgentLS: Set Effort (${paneName})`,
+          placeHolder: `Reasoning effort, now ${pane.effort}`,
+          active: pane.effort,
+        },
       ));
     if (effort === undefined) {
       return undefined;
@@ -773,6 +816,7 @@ export class AgentController {
         effort: this.defaults.effort,
         fastMode: this.defaults.fastMode,
         pendingSubmits: 0,
+        requests: new Set(),
       };
       this.panes.set(name, pane);
       this.closed.delete(name);

@@ -1,10 +1,12 @@
 /** Entry point: wires the server, the controller, the views and the commands together. */
 
 import * as vscode from 'vscode';
+import { LastEditor, insertAtCursor, revealLines, runAdvice } from './actions';
 import { VsCodeApprovalUi } from './approvalUi';
 import { askArgument } from './askArgument';
 import { askApproval } from './approvals';
 import { AgentController } from './controller';
+import type { AdviceAction } from './advice';
 import { AgentServer } from './languageClient';
 import { showMcpServers } from './mcp';
 import { TranscriptPanels } from './panel';
@@ -14,6 +16,7 @@ import { findExecutable, hasAgentls } from './serverCommand';
 import {
   SECTION,
   type Settings,
+  clearedUntilRestart,
   configurationChange,
   mcpChanged,
   needsRestart,
@@ -61,7 +64,8 @@ async function pythonExtensionInterpreter(): Promise<string | undefined> {
 }
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
-  const ui = new VsCodeUi();
+  const advise = (action: AdviceAction): void => void runAdvice(action, context.extensionUri);
+  const ui = new VsCodeUi(advise);
   const approvalUi = new VsCodeApprovalUi(workspacePath);
   context.subscriptions.push(approvalUi);
   let settings = currentSettings();
@@ -98,17 +102,29 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   });
   events.controller = controller;
   context.subscriptions.push(agentServer.adapter.onEvent((event) => controller.handleEvent(event)));
-  const panels = new TranscriptPanels(context.extensionUri, controller, {
-    ask: (pane, text) => void controller.submit(pane, text),
-    steer: (pane, text) => void controller.steer({ pane, prompt: text }),
-    cancel: (pane) => void controller.cancel({ pane }),
-    stopTool: (pane, callId) => void controller.stopTool(pane, callId),
-    openDiff: (diff) => void approvalUi.showApplied(diff),
-    fork: () => void controller.fork(),
-    closePane: (pane) => void controller.closePane({ pane }),
-  });
+  const lastEditor = new LastEditor();
+  const panels = new TranscriptPanels(
+    context.extensionUri,
+    controller,
+    {
+      ask: (pane, text) => void controller.submit(pane, text),
+      steer: (pane, text) => void controller.steer({ pane, prompt: text }),
+      stop: (pane) => void controller.stop({ pane }),
+      stopTool: (pane, callId) => void controller.stopTool(pane, callId),
+      fork: () => void controller.fork(),
+      closePane: (pane) => void controller.closePane({ pane }),
+      openDiff: (diff) => void approvalUi.showApplied(diff),
+      pickEffort: (pane) => void controller.setEffort({ pane }),
+      insert: (text) => void insertAtCursor(text, lastEditor.current),
+      copy: (text) => void vscode.env.clipboard.writeText(text),
+      reveal: (ref) => void revealLines(ref, vscode.workspace.workspaceFolders?.[0]?.uri),
+      advise,
+    },
+    settings.transcriptLocation,
+  );
+  ui.visibility = panels;
   const status = new AgentStatusBar(controller, agentServer);
-  context.subscriptions.push(agentServer, panels, status);
+  context.subscriptions.push(agentServer, panels, status, lastEditor);
 
   // The command's promise goes back to executeCommand: a caller can wait for it.
   const command = (id: string, run: (...args: unknown[]) => unknown): void => {
@@ -138,7 +154,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   command('agentls.showTranscript', () => panels.showAll());
   command('agentls.showServerLog', () => agentServer.showLog());
   command('agentls.restartServer', () => agentServer.restart());
-  command('agentls.showServerStatus', () => showServerStatus(agentServer));
+  command('agentls.showServerStatus', () => showServerStatus(agentServer, advise));
   command('agentls.mcpServers', () => showMcpServers(agentServer.adapter, ui));
   const review = new ReviewSwitch(agentServer.adapter, settings.review);
   command('agentls.toggleReview', async () => {
@@ -164,8 +180,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       if (next.review !== previous.review) {
         review.enabled = next.review;
       }
-      if (needsRestart(previous, next) || (mcpChanged(previous, next) && agentServer.running)) {
-        const why = needsRestart(previous, next) ? restartReason(previous, next) : 'agentls.mcpServers changed';
+      panels.setLocation(next.transcriptLocation);
+      const offerRestart = async (why: string): Promise<void> => {
         const choice = await vscode.window.showInformationMessage(
           agentServer.running
             ? `AgentLS: ${why}. Restart the server now? Running turns are cancelled.`
@@ -175,6 +191,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         if (choice === 'Restart Server') {
           await agentServer.restart();
         }
+      };
+      if (needsRestart(previous, next) || (mcpChanged(previous, next) && agentServer.running)) {
+        await offerRestart(needsRestart(previous, next) ? restartReason(previous, next) : 'agentls.mcpServers changed');
         return;
       }
       const change = configurationChange(previous, next);
@@ -183,10 +202,17 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       }
       try {
         await agentServer.adapter.notify(Method.didChangeConfiguration, change);
+        agentServer.output.info(`settings sent to the server: ${Object.keys(change.settings.agentls).join(', ')}`);
         const { effort, fastMode } = change.settings.agentls;
         controller.settingsApplied({ effort, fastMode });
       } catch (error) {
         agentServer.output.warn(`could not send the settings: ${String(error)}`);
+      }
+      // The server takes an empty model or base URL as "no change": back to the default needs a restart.
+      const cleared = clearedUntilRestart(previous, next);
+      if (cleared.length > 0) {
+        const were = cleared.length === 1 ? 'was' : 'were';
+        await offerRestart(`${cleared.join(' and ')} ${were} cleared: the server keeps the old value until it restarts`);
       }
     }),
   );

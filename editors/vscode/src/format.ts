@@ -1,7 +1,7 @@
 /** Short texts shown to the user (status bar, transcript footers); pure, shared with the webview. */
 
 import type { ContextMeter, Effort, Receipt, Usage } from './protocol';
-import type { Compaction, PaneState, ToolCallEntry, TurnState } from './transcript';
+import type { Compaction, PaneState, RetryEntry, ToolCallEntry, Turn, TurnState } from './transcript';
 
 export function plural(count: number, word: string, many = `${word}s`): string {
   return `${count} ${count === 1 ? word : many}`;
@@ -129,4 +129,44 @@ export function instructionsSummary(files: Array<{ path: string; bytes: number }
   const size = bytes < 1024 ? `${bytes} B` : `${(bytes / 1024).toFixed(1)} KiB`;
   const note = cut > 0 ? `; ${cut} bytes cut to stay within 32 KiB` : '';
   return `instructions: ${plural(files.length, 'file')}, ${size} (${files.map((file) => file.path).join(', ')})${note}`;
+}
+
+/** "turn 3 · Completed" (the number from `turn.started`; none yet: the status alone). */
+export function turnHeading(turn: Pick<Turn, 'number' | 'status'>): string {
+  const status = turnStatusLabel(turn.status);
+  return turn.number !== undefined ? `turn ${turn.number} · ${status}` : status;
+}
+
+const RETRY_FAILURES: Record<string, string> = {
+  rate_limit: 'Rate limited by the model server',
+  server: 'The model server failed',
+  connection: 'Cannot reach the model',
+  timeout: 'The model stopped sending',
+  stream: 'The connection to the model broke',
+};
+
+/**
+ * The one line a turn's retries make, as of `now` (ms since the epoch):
+ * "Cannot reach the model — retrying in 4 s (attempt 3 of 5)", then
+ * "… the model answered after 2 retries." or "… gave up after 5 attempts.".
+ */
+export function retryLine(
+  entry: Pick<RetryEntry, 'state' | 'attempt' | 'maxAttempts' | 'delayMs' | 'retryAt' | 'failure' | 'reason'>,
+  now: number,
+): string {
+  const what = (entry.failure !== undefined ? RETRY_FAILURES[entry.failure] : undefined) ?? `Model unavailable (${entry.reason})`;
+  switch (entry.state) {
+    case 'waiting': {
+      // Never longer than the delay the server gave (clocks may differ), never below 0.
+      const left = Math.min(entry.delayMs, Math.max(0, (entry.retryAt ?? now + entry.delayMs) - now));
+      const when = left >= 1000 ? `retrying in ${Math.ceil(left / 1000)} s` : 'retrying now';
+      return `${what} — ${when} (attempt ${entry.attempt + 1} of ${entry.maxAttempts}).`;
+    }
+    case 'recovered':
+      return `${what}: the model answered after ${plural(entry.attempt, 'retry', 'retries')}.`;
+    case 'failed':
+      return `${what}: gave up after ${plural(entry.attempt + 1, 'attempt')}.`;
+    case 'cancelled':
+      return `${what}: cancelled while waiting to retry.`;
+  }
 }

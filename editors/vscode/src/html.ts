@@ -45,22 +45,25 @@ export function transcriptHtml(parts: PageParts): string {
 </head>
 <body data-pane="${pane}">
 <header class="bar">
+  <nav class="tabs" role="tablist" aria-label="Panes" hidden></nav>
   <span class="pane-name">${pane}</span>
   <span class="pane-state" data-state="idle">idle</span>
-  <span class="pane-settings"></span>
   <span class="pane-context" hidden></span>
   <span class="spacer"></span>
-  <button type="button" class="secondary" data-action="fork" title="Fork this conversation into a pane beside it">Fork</button>
+  <button type="button" class="secondary" data-action="fork" title="Fork this conversation into a second pane: try another direction without losing this one">Fork</button>
   <button type="button" class="secondary" data-action="closePane" title="Close this pane: its turns are cancelled">Close Pane</button>
 </header>
-<p class="empty">Ask the agent something: type below, or run <em>AgentLS: Ask</em> from the Command Palette.</p>
-<main id="transcript" aria-live="polite"></main>
+<p class="empty">Ask the agent something: type below, or select code and run <em>AgentLS: Ask About Selection</em>.</p>
+<div id="transcripts" aria-live="polite"></div>
 <footer class="composer">
-  <textarea id="prompt" rows="2" placeholder="Ask, or steer a running turn… (Enter sends, Shift+Enter: new line)" aria-label="Prompt"></textarea>
-  <div class="buttons">
+  <textarea id="prompt" rows="3" placeholder="Ask, or steer a running turn… (Enter sends, Shift+Enter: new line)" aria-label="Prompt"></textarea>
+  <div class="composer-bar">
+    <button type="button" class="chip" data-action="effort" title="Reasoning effort of this pane: click to change">effort: medium</button>
+    <span class="fast-mode" title="Fast mode: the priority service tier" hidden>fast</span>
+    <span class="spacer"></span>
+    <button type="button" class="secondary" data-action="stop" title="Stop the running turn (its commands are killed; the receipt says what)" hidden>Stop</button>
+    <button type="button" class="secondary" data-action="steer" title="Tell the running turn (Enter, while a turn runs)" hidden>Steer</button>
     <button type="button" data-action="ask" title="Ask (queues behind a running turn)">Ask</button>
-    <button type="button" class="secondary" data-action="steer" title="Tell the running turn">Steer</button>
-    <button type="button" class="secondary" data-action="cancel" title="Cancel every turn of this pane">Cancel</button>
   </div>
 </footer>
 <script nonce="${escapeAttribute(parts.nonce)}" src="${escapeAttribute(parts.scriptUri)}"></script>

@@ -220,6 +220,11 @@ export class AgentServer implements vscode.Disposable {
     return this.current.state === 'running';
   }
 
+  /** What to set, when the running server has no API key and no base URL (no model can be reached). */
+  get missingCredentials(): string | undefined {
+    return this.running ? this.adapter.capabilities()?.missingCredentials : undefined;
+  }
+
   /** How the server was last started. */
   get lastCommand(): ServerCommand | undefined {
     return this.command;

@@ -145,6 +145,8 @@ export interface TurnResult {
   status: TurnStatus;
   finalMessage: string;
   error?: string;
+  /** What failed, when `status` is failed: a model failure's kind (`auth`, `connection`, …), `stopped` or `internal`. */
+  failure?: string;
   usage?: Usage;
   receipt?: Receipt;
 }
@@ -299,6 +301,8 @@ export interface AgentCapabilities {
   attached?: boolean;
   /** The panes open in it then. */
   panes?: string[];
+  /** No API key and no base URL: what to set (no model can be reached). */
+  missingCredentials?: string;
 }
 
 export interface InitializationOptions {
@@ -376,6 +380,8 @@ interface TurnEventBase extends EventBase {
 export interface TurnStartedEvent extends TurnEventBase {
   kind: 'turn.started';
   prompt: string;
+  /** The turn's number in the pane's session, from 1, without gaps: "turn N". */
+  number?: number;
 }
 
 export interface MessageDeltaEvent extends TurnEventBase {
@@ -447,6 +453,7 @@ export interface TurnFinishedEvent extends TurnEventBase {
   status: TurnStatus;
   finalMessage: string;
   error?: string;
+  failure?: string;
   usage?: Usage;
   receipt?: Receipt;
 }
@@ -456,6 +463,10 @@ export interface ModelRetryEvent extends TurnEventBase {
   attempt: number;
   maxAttempts: number;
   delayMs: number;
+  /** When the next attempt goes (milliseconds since the epoch). */
+  retryAt?: number;
+  /** What failed: `rate_limit`, `server`, `connection`, `timeout`, `stream`. */
+  failure?: string;
   reason: string;
 }
 

@@ -53,7 +53,11 @@ export interface Settings {
   review: boolean;
   /** Save a document after the agent edited it (never one with unsaved changes of yours). */
   saveAfterEdit: boolean;
+  /** Where transcripts show: a view in the secondary side bar, or editor tabs. */
+  transcriptLocation: TranscriptLocation;
 }
+
+export type TranscriptLocation = 'sideBar' | 'editor';
 
 export const DEFAULT_AUTO_COMPACT = 0.85;
 
@@ -105,6 +109,7 @@ export function readSettings(config: ConfigurationReader): Settings {
     sessionRetention: retention(config.get<unknown>('sessionRetention')),
     review: config.get<unknown>('review') === true,
     saveAfterEdit: config.get<unknown>('saveAfterEdit') !== false,
+    transcriptLocation: config.get<unknown>('transcriptLocation') === 'editor' ? 'editor' : 'sideBar',
   };
 }
 
@@ -186,6 +191,22 @@ export function configurationChange(
     change.review = next.review;
   }
   return Object.keys(change).length === 0 ? undefined : { settings: { agentls: change } };
+}
+
+/**
+ * The settings that were cleared (set to empty) and that the running server
+ * keeps until it restarts: it takes an empty model or base URL as "no
+ * change", so going back to the default needs a new server.
+ */
+export function clearedUntilRestart(previous: Settings, next: Settings): string[] {
+  const cleared: string[] = [];
+  if (previous.model !== '' && next.model === '') {
+    cleared.push(`${SECTION}.model`);
+  }
+  if (previous.baseUrl !== '' && next.baseUrl === '') {
+    cleared.push(`${SECTION}.baseUrl`);
+  }
+  return cleared;
 }
 
 /**

@@ -1,10 +1,13 @@
 /**
  * The status bar item: the active pane's state (idle / running / cancelled)
  * and its effort while the server runs; "AgentLS: not running" (with Restart
- * and Settings one click away) when it does not.
+ * and Settings one click away) when it does not; "AgentLS: no API key" when
+ * the server runs but can reach no model (found at start-up, not at the
+ * first Ask), with what to do one click away.
  */
 
 import * as vscode from 'vscode';
+import { API_KEY_HELP, type AdviceAction, adviceFor } from './advice';
 import type { AgentController } from './controller';
 import { contextSummary, statusText } from './format';
 import type { ServerStatus } from './languageClient';
@@ -15,6 +18,8 @@ export interface ServerStatusSource {
   readonly status: ServerStatus;
   readonly onDidChangeStatus: vscode.Event<ServerStatus>;
   readonly lastCommand: ServerCommand | undefined;
+  /** What to set when the running server can reach no model (its `missingCredentials`). */
+  readonly missingCredentials: string | undefined;
   /** Run what the user picked: Restart Server, Open Settings or Show Server Log. */
   followUp(choice: string | undefined): void;
 }
@@ -36,7 +41,13 @@ export class AgentStatusBar implements vscode.Disposable {
 
   update(): void {
     const server = this.server.status;
-    if (server.state === 'running') {
+    const missing = this.server.missingCredentials;
+    if (server.state === 'running' && missing !== undefined) {
+      this.item.text = '$(warning) AgentLS: no API key';
+      this.item.tooltip = `The server can reach no model: ${missing}. Click for what to do.`;
+      this.item.backgroundColor = new vscode.ThemeColor('statusBarItem.warningBackground');
+      this.item.command = 'agentls.showServerStatus';
+    } else if (server.state === 'running') {
       this.showPane();
     } else {
       const starting = server.state === 'starting';
@@ -82,24 +93,44 @@ export class AgentStatusBar implements vscode.Disposable {
   }
 }
 
-/** AgentLS: Show Server Status — what the server is doing, with Restart Server, Open Settings and Show Server Log. */
-export async function showServerStatus(server: ServerStatusSource): Promise<void> {
+/**
+ * AgentLS: Show Server Status — what the server is doing, with Restart
+ * Server, Open Settings and Show Server Log; when it can reach no model,
+ * how to give it one first.
+ */
+export async function showServerStatus(
+  server: ServerStatusSource,
+  runAdvice: (action: AdviceAction) => void,
+): Promise<void> {
   const { state, reason } = server.status;
   const command = server.lastCommand;
   const line = command !== undefined ? `${[command.command, ...command.args].join(' ')} (from ${command.source})` : undefined;
+  const missing = state === 'running' ? server.missingCredentials : undefined;
   const title =
-    state === 'running'
-      ? 'AgentLS: the server is running'
-      : state === 'starting'
-        ? 'AgentLS: the server is starting'
-        : 'AgentLS: the server is not running';
+    missing !== undefined
+      ? 'AgentLS: the server runs, but can reach no model'
+      : state === 'running'
+        ? 'AgentLS: the server is running'
+        : state === 'starting'
+          ? 'AgentLS: the server is starting'
+          : 'AgentLS: the server is not running';
+  const advice = missing !== undefined ? adviceFor('missingCredentials') : [];
   const picked = await vscode.window.showQuickPick(
     [
+      ...advice.map((item) => ({
+        label: item.label,
+        detail: item.label === API_KEY_HELP ? missing : 'Or a Responses-compatible server (a local one may need no key)',
+      })),
       { label: 'Restart Server', detail: state === 'notRunning' ? reason : line },
       { label: 'Open Settings', detail: 'agentls.serverCommand, agentls.pythonPath and the rest' },
       { label: 'Show Server Log', detail: 'The AgentLS output channel' },
     ],
     { title, placeHolder: line ?? 'Restart Server starts it again with the current settings' },
   );
-  server.followUp(picked?.label);
+  const chosen = advice.find((item) => item.label === picked?.label);
+  if (chosen !== undefined) {
+    runAdvice(chosen.action);
+  } else {
+    server.followUp(picked?.label);
+  }
 }

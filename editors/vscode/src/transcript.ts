@@ -91,11 +91,22 @@ export interface SteerEntry extends EntryBase {
   applied: boolean;
 }
 
+/**
+ * The model requests that failed and were retried, as one line that updates
+ * with each attempt: `waiting` until the model answers (`recovered`) or the
+ * turn ends without it.
+ */
 export interface RetryEntry extends EntryBase {
   kind: 'retry';
+  state: 'waiting' | 'recovered' | 'failed' | 'cancelled';
+  /** The attempt that failed last (1-based); the next one is attempt + 1. */
   attempt: number;
   maxAttempts: number;
   delayMs: number;
+  /** When the next attempt goes (ms since the epoch). */
+  retryAt?: number;
+  /** What failed last: `rate_limit`, `server`, `connection`, `timeout`, `stream`. */
+  failure?: string;
   reason: string;
 }
 
@@ -143,12 +154,16 @@ export interface Turn {
   /** `t<turnId>` */
   key: string;
   id: number;
+  /** Its number in the pane's session ("turn 3"), from `turn.started`. */
+  number?: number;
   rev: number;
   prompt: string;
   status: TurnState;
   entries: Entry[];
   finalMessage?: string;
   error?: string;
+  /** What failed (`failure` of the result): what the advice under the error depends on. */
+  failure?: string;
   usage?: Usage;
   receipt?: Receipt;
   /** What the model is writing now ("Writing a patch…"), until the call starts. */
@@ -288,12 +303,16 @@ export class Transcript {
         const turn = this.ensureTurn(input.turnId);
         turn.prompt = input.prompt;
         turn.status = 'running';
+        if (input.number !== undefined) {
+          turn.number = input.number;
+        }
         this.touch(turn);
         return;
       }
       case 'message.delta':
       case 'reasoning.delta': {
         const turn = this.ensureTurn(input.turnId);
+        this.answered(turn);
         turn.activity = undefined;
         const kind = input.kind === 'message.delta' ? 'message' : 'reasoning';
         const last = turn.entries[turn.entries.length - 1];
@@ -307,6 +326,7 @@ export class Transcript {
       }
       case 'tool.started': {
         const turn = this.ensureTurn(input.turnId);
+        this.answered(turn);
         turn.activity = undefined;
         this.push(turn, {
           kind: 'tool',
@@ -350,6 +370,7 @@ export class Transcript {
       }
       case 'tool.preparing': {
         const turn = this.ensureTurn(input.turnId);
+        this.answered(turn);
         turn.activity = input.title;
         this.touch(turn);
         return;
@@ -394,6 +415,7 @@ export class Transcript {
       }
       case 'usage': {
         const turn = this.ensureTurn(input.turnId);
+        this.answered(turn);
         turn.usage = {
           inputTokens: input.inputTokens,
           outputTokens: input.outputTokens,
@@ -406,13 +428,21 @@ export class Transcript {
       }
       case 'model.retry': {
         const turn = this.ensureTurn(input.turnId);
-        this.push(turn, {
-          kind: 'retry',
+        const fields = {
           attempt: input.attempt,
           maxAttempts: input.maxAttempts,
           delayMs: input.delayMs,
+          retryAt: input.retryAt,
+          failure: input.failure,
           reason: input.reason,
-        });
+        };
+        const waiting = this.waitingRetry(turn);
+        if (waiting !== undefined) {
+          Object.assign(waiting, fields);
+          this.touchEntry(turn, waiting);
+        } else {
+          this.push(turn, { kind: 'retry', state: 'waiting', ...fields });
+        }
         return;
       }
       case 'plan.updated': {
@@ -439,9 +469,11 @@ export class Transcript {
         } else if (input.items !== undefined && input.items > 0) {
           this.notice(`Forked: ${input.items} conversation item${input.items === 1 ? '' : 's'} copied.`, 'info');
           if (input.entries !== undefined && input.entries.length > 0) {
-            this.earlier('What this fork inherited', input.entries);
+            this.earlier(`What this fork inherited (${inheritedSummary(input.entries)})`, input.entries);
           }
         } else {
+          // A new session: what was shown belongs to the old one (stored; Resume Session brings it back).
+          this.clearItems();
           this.notice('New session: the agent starts with an empty conversation.', 'info');
         }
         return;
@@ -507,14 +539,18 @@ export class Transcript {
     this.changed.add(item.key);
   }
 
-  private finish(
-    turn: Turn,
-    result: { status: TurnStatus; finalMessage: string; error?: string; usage?: Usage; receipt?: Receipt },
-  ): void {
+  /** A turn's end: its result, or its `turn.finished` event (the same fields). */
+  private finish(turn: Turn, result: Omit<TurnResult, 'pane' | 'turnId'>): void {
     turn.status = result.status;
     turn.finalMessage = result.finalMessage;
     turn.error = result.error;
+    turn.failure = result.status === 'failed' ? result.failure : undefined;
     turn.activity = undefined;
+    const waiting = this.waitingRetry(turn);
+    if (waiting !== undefined) {
+      waiting.state = result.status === 'completed' ? 'recovered' : result.status;
+      this.touchEntry(turn, waiting);
+    }
     if (result.usage !== undefined) {
       turn.usage = result.usage;
       this.meter(result.usage);
@@ -596,6 +632,20 @@ export class Transcript {
     }
   }
 
+  /** The retry line still waiting for the model, if any (at most one per turn). */
+  private waitingRetry(turn: Turn): RetryEntry | undefined {
+    return turn.entries.find((entry): entry is RetryEntry => entry.kind === 'retry' && entry.state === 'waiting');
+  }
+
+  /** The model answered: a retry line that waited is done. */
+  private answered(turn: Turn): void {
+    const waiting = this.waitingRetry(turn);
+    if (waiting !== undefined) {
+      waiting.state = 'recovered';
+      this.touchEntry(turn, waiting);
+    }
+  }
+
   private lastMessage(turn: Turn): MessageEntry | undefined {
     return turn.entries.filter((entry): entry is MessageEntry => entry.kind === 'message').at(-1);
   }
@@ -651,4 +701,18 @@ export class Transcript {
     this.items.push(notice);
     this.changed.add(notice.key);
   }
+}
+
+/** "2 prompts, 3 tool calls" — what a fork starts with, in a few words. */
+export function inheritedSummary(entries: SessionEntry[]): string {
+  const count = (role: SessionEntry['role']): number => entries.filter((entry) => entry.role === role).length;
+  const parts = [`${count('user')} prompt${count('user') === 1 ? '' : 's'}`];
+  const tools = count('tool');
+  if (tools > 0) {
+    parts.push(`${tools} tool call${tools === 1 ? '' : 's'}`);
+  }
+  if (count('summary') > 0) {
+    parts.push('a summary of earlier turns');
+  }
+  return parts.join(', ');
 }

@@ -590,12 +590,14 @@ class Agent:
         run = _TurnRun(self, turn)
         final: str | None = None
         error: str | None = None
+        failure = "internal"
         with anyio.CancelScope() as scope:
             remove = turn.token.on_cancel(scope.cancel)
             try:
                 final = await run.execute()
             except (ModelError, TurnStopped) as exc:
                 error = str(exc)
+                failure = exc.kind if isinstance(exc, ModelError) else "stopped"
                 log.warning("turn %s failed: %s", turn.id, error)
             except Exception as exc:
                 log.exception("turn %s failed", turn.id)
@@ -608,7 +610,7 @@ class Agent:
             self._conclude(turn, run, "cancelled", receipt=receipt)
         elif error is not None:
             run.keep_pending_steers()
-            self._conclude(turn, run, "failed", error=error)
+            self._conclude(turn, run, "failed", error=error, failure=failure)
         else:
             assert final is not None
             self._conclude(turn, run, "completed", final=final)
@@ -622,6 +624,7 @@ class Agent:
         *,
         final: str = "",
         error: str | None = None,
+        failure: str = "internal",
         receipt: Receipt | None = None,
     ) -> None:
         """Resolve the turn's handle, report its end, and mark it ended."""
@@ -633,13 +636,14 @@ class Agent:
         elif receipt is not None:
             turn.resolve(error=TurnCancelled(receipt))
         else:
-            turn.resolve(error=TurnFailedError(error or "the turn failed"))
+            turn.resolve(error=TurnFailedError(error or "the turn failed", failure))
         self._emit(
             TurnFinished(
                 turn_id=turn.id,
                 status=status,
                 final_message=final,
                 error=error,
+                failure=failure if status == "failed" else None,
                 usage=run.usage,
                 receipt=receipt,
                 context=turn.context,

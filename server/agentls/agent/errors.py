@@ -73,5 +73,10 @@ class TurnCancelled(AgentError):
 class TurnFailed(AgentError):
     """The turn ended with an error (model failure, internal fault).
 
-    The message is meant for the user and never contains credentials.
+    The message is meant for the user and never contains credentials;
+    ``failure`` is its kind (see ``TurnFinished.failure``).
     """
+
+    def __init__(self, message: str, failure: str = "internal") -> None:
+        super().__init__(message)
+        self.failure = failure

@@ -180,6 +180,9 @@ class TurnFinished(AgentEvent):
     status: TurnStatus
     final_message: str = ""
     error: str | None = None
+    # What failed, when the turn failed: a model failure's kind ("auth",
+    # "connection", ...), "stopped" (a guard) or "internal".
+    failure: str | None = None
     usage: Usage = field(default_factory=Usage)
     receipt: Receipt | None = None
     context: ContextSize | None = None

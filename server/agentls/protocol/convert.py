@@ -61,6 +61,7 @@ def turn_result(
     turn_usage: Usage | None,
     turn_receipt: Receipt | None,
     context: ContextSize | None = None,
+    failure: str | None = None,
 ) -> JSON:
     result: JSON = {
         "pane": pane,
@@ -70,6 +71,8 @@ def turn_result(
     }
     if error is not None:
         result["error"] = error
+    if failure is not None:
+        result["failure"] = failure
     if turn_usage is not None:
         result["usage"] = usage(turn_usage, context)
     if turn_receipt is not None:
@@ -91,6 +94,7 @@ def finished_result(finished: TurnFinished) -> JSON:
         finished.usage,
         finished.receipt,
         finished.context,
+        finished.failure if finished.status == "failed" else None,
     )
 
 
@@ -157,6 +161,7 @@ def event_payload(event: ev.AgentEvent) -> JSON:
                 "status": event.status,
                 "finalMessage": event.final_message,
                 **({"error": event.error} if event.error is not None else {}),
+                **({"failure": event.failure} if event.failure is not None else {}),
                 "usage": usage(event.usage, event.context),
                 **({"receipt": receipt(event.receipt)} if event.receipt is not None else {}),
             }

@@ -32,6 +32,7 @@ from pygls.protocol import LanguageServerProtocol, default_converter
 from pygls.protocol.language_server import lsp_method
 
 from agentls import __version__
+from agentls.config import ModelConfig
 from agentls.domain import DEFAULT_MODEL
 from agentls.protocol import errors, methods
 from agentls.protocol.converter import camel, parse
@@ -149,6 +150,13 @@ class SoftCancel:
         self._callback = callback
         if self.requested:
             callback()
+
+
+def _credentials(options: InitializationOptions) -> dict[str, object]:
+    """``missingCredentials`` for the capabilities when no model can be reached:
+    an editor says so at start-up rather than at the first prompt."""
+    missing = ModelConfig.from_env(base_url=options.base_url).missing_credentials()
+    return {} if missing is None else {"missingCredentials": missing}
 
 
 class AgentProtocol(LanguageServerProtocol):
@@ -290,6 +298,7 @@ class AgentProtocol(LanguageServerProtocol):
         attachment = self._server.attachment
         if attachment is not None:
             msg_id = attachment.inbound(msg_id)
+        log.info("$/cancelRequest for request %s", msg_id)
         soft = self._server.soft_cancels.get(msg_id)
         if soft is not None:
             soft.request()
@@ -366,7 +375,10 @@ class AgentProtocol(LanguageServerProtocol):
             server.attachment.ready = True
         model = options.model or os.environ.get("AGENTLS_MODEL") or DEFAULT_MODEL
         result.capabilities.experimental = {
-            "agentls": methods.capabilities(model, options.context_window)
+            "agentls": {
+                **methods.capabilities(model, options.context_window),
+                **_credentials(options),
+            }
         }
         return result
 
@@ -398,7 +410,12 @@ class AgentProtocol(LanguageServerProtocol):
         attachment.ready = True
         panes = sorted(server.connection_panes())
         result.capabilities.experimental = {
-            "agentls": {**methods.capabilities(), "attached": True, "panes": panes}
+            "agentls": {
+                **methods.capabilities(),
+                **_credentials(server.configured[0]),
+                "attached": True,
+                "panes": panes,
+            }
         }
         return result
 

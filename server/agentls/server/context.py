@@ -19,11 +19,10 @@ def compose_prompt(prompt: str, context: Context | None, workspace: Path) -> str
     if selection is not None:
         start, end = selection.range.start, selection.range.end
         where = _display(selection.uri, workspace)
-        lines = (
-            f"lines {start.line + 1}-{end.line + 1}"
-            if end.line != start.line
-            else (f"line {start.line + 1}")
-        )
+        # A selection that ends at the start of a line (whole lines selected) does not include it.
+        last = end.line - 1 if end.character == 0 and end.line > start.line else end.line
+        first = start.line + 1
+        lines = f"lines {first}-{last + 1}" if last != start.line else f"line {first}"
         fence = _FENCE
         while fence in selection.text:
             fence += "`"

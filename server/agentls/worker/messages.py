@@ -245,6 +245,8 @@ class TurnFinished:
     receipt: Receipt | None = None
     rejected: Failure | None = None
     context: ContextSize | None = None
+    # What failed (``agent.events.TurnFinished.failure``), for a failed turn.
+    failure: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

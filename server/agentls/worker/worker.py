@@ -29,6 +29,7 @@ from agentls.agent.errors import (
     InvalidRequest,
     SteerQueueFull,
     TurnCancelled,
+    TurnFailed,
     TurnNotCancellable,
     TurnNotSteerable,
 )
@@ -400,7 +401,13 @@ class PaneWorker:
             )
         else:
             event = TurnFinished(
-                active.pane, active.id, str(result), "failed", usage=usage, context=context
+                active.pane,
+                active.id,
+                str(result),
+                "failed",
+                usage=usage,
+                context=context,
+                failure=result.failure if isinstance(result, TurnFailed) else "internal",
             )
         self._emit(event)
 

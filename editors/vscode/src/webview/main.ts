@@ -1,20 +1,26 @@
 /**
- * The transcript webview: folds the host's batched inputs into a Transcript
- * and redraws, at most once per animation frame, only what changed. Markdown
- * goes through markdown-it with raw HTML disabled; everything else is text.
+ * The transcript webview: one `Transcript` per pane it holds (the side bar
+ * holds every pane, a tab each; an editor tab holds one), folded from the
+ * host's batched inputs and redrawn, at most once per animation frame, only
+ * where it changed. Markdown goes through markdown-it with raw HTML disabled;
+ * code blocks are coloured by highlight.js and carry Copy and Insert;
+ * everything else is text.
  */
 
 import MarkdownIt from 'markdown-it';
+import { type Advice, adviceFor } from '../advice';
 import {
   compactionSummary,
   contextPercent,
   contextSummary,
   receiptSummary,
+  retryLine,
   toolStatusLabel,
-  turnStatusLabel,
+  turnHeading,
   usageSummary,
 } from '../format';
-import type { Citation, Source } from '../protocol';
+import { type SelectionRef, selectionLabel, splitPrompt } from '../promptContext';
+import type { Citation, SessionEntry, Source } from '../protocol';
 import { renderDiff } from './diff';
 import {
   type Compaction,
@@ -23,11 +29,15 @@ import {
   type Entry,
   type Item,
   type Notice,
+  type RetryEntry,
   type ToolCallEntry,
   Transcript,
+  type TranscriptInput,
   type Turn,
 } from '../transcript';
-import type { HostMessage, ViewMessage, ViewState } from '../viewMessages';
+import type { HostMessage, PaneTab, ViewMessage, ViewState } from '../viewMessages';
+import { highlight } from './highlight';
+import { toolRenderers } from './toolEntries';
 
 interface VsCodeApi {
   postMessage(message: ViewMessage): void;
@@ -36,9 +46,28 @@ interface VsCodeApi {
 declare function acquireVsCodeApi(): VsCodeApi;
 
 const vscode = acquireVsCodeApi();
-const markdown = new MarkdownIt({ html: false, linkify: true, typographer: false });
+const markdown = new MarkdownIt({
+  html: false,
+  linkify: true,
+  typographer: false,
+  highlight: (code, language) => highlight(code, language) ?? '',
+});
 // Link only what is written as a URL: `app.py` is a file, not a Paraguayan domain.
 markdown.linkify.set({ fuzzyLink: false, fuzzyEmail: false });
+
+// A fenced code block: its language, Copy and Insert above it (the clicks are handled below, once).
+const fence = markdown.renderer.rules.fence!;
+markdown.renderer.rules.fence = (tokens, index, options, env, self) => {
+  const info = markdown.utils.unescapeAll(tokens[index].info).trim();
+  const language = markdown.utils.escapeHtml(info.split(/\s+/)[0] ?? '');
+  return (
+    '<div class="code-block"><div class="code-head">' +
+    `<span class="code-language">${language}</span>` +
+    '<button type="button" class="code-action" data-code-action="copy" title="Copy the code">Copy</button>' +
+    '<button type="button" class="code-action" data-code-action="insert" title="Insert at the cursor of the editor you used last">Insert</button>' +
+    `</div>${fence(tokens, index, options, env, self)}</div>`
+  );
+};
 
 function element<K extends keyof HTMLElementTagNameMap>(
   tag: K,
@@ -63,6 +92,57 @@ function query<T extends Element>(root: ParentNode, selector: string): T {
   return found;
 }
 
+function button(label: string, className: string, title: string, onClick: () => void): HTMLButtonElement {
+  const node = element('button', className, label);
+  node.type = 'button';
+  node.title = title;
+  node.addEventListener('click', (event) => {
+    event.preventDefault();
+    event.stopPropagation();
+    onClick();
+  });
+  return node;
+}
+
+/** The buttons that go with an error: "Open agentls.baseUrl", "How to provide OPENAI_API_KEY to VS Code". */
+function adviceButtons(advice: Advice[]): HTMLElement {
+  const row = element('div', 'advice');
+  for (const item of advice) {
+    row.append(button(item.label, 'secondary', item.label, () => vscode.postMessage({ type: 'advice', action: item.action })));
+  }
+  return row;
+}
+
+/** `app.py:8–12`: the selection that went along with the prompt; a click shows those lines. */
+function fileChip(ref: SelectionRef): HTMLElement {
+  const lines = ref.startLine === ref.endLine ? `line ${ref.startLine}` : `lines ${ref.startLine}–${ref.endLine}`;
+  const chip = button(selectionLabel(ref), 'file-chip', `${ref.path}, ${lines} (sent along with the prompt): click to show`, () =>
+    vscode.postMessage({ type: 'reveal', ref: { path: ref.path, startLine: ref.startLine, endLine: ref.endLine } }),
+  );
+  chip.dataset.path = ref.path;
+  return chip;
+}
+
+/** A prompt as the user wrote it, with the selection it carried as a chip (not the pasted text). */
+function renderPrompt(container: HTMLElement, prompt: string, placeholder: string): void {
+  const split = splitPrompt(prompt);
+  const words = element('div', 'markdown');
+  words.innerHTML = markdown.render(split.text.trim() === '' ? placeholder : split.text);
+  container.replaceChildren(words);
+  if (split.selection !== undefined || split.documents !== undefined) {
+    const chips = element('div', 'chips');
+    if (split.selection !== undefined) {
+      chips.append(fileChip(split.selection));
+    }
+    if (split.documents !== undefined) {
+      const open = element('span', 'documents', `${split.documents.length} open file${split.documents.length === 1 ? '' : 's'}`);
+      open.title = split.documents.join('\n');
+      chips.append(open);
+    }
+    container.append(chips);
+  }
+}
+
 interface EntryView {
   node: HTMLElement;
   rev: number;
@@ -78,6 +158,39 @@ interface TurnView {
   prompt: string | undefined;
 }
 
+/** Retry lines that count down, in every pane: redrawn every half second while any waits. */
+const waitingRetries = new Map<HTMLElement, RetryEntry>();
+let retryTicker: number | undefined;
+
+function renderRetry(node: HTMLElement, entry: RetryEntry): void {
+  node.dataset.state = entry.state;
+  node.title = entry.reason;
+  node.replaceChildren(element('span', 'text', retryLine(entry, Date.now())));
+  // While it waits: what to do about it; once the turn failed, its error has the buttons.
+  const advice = entry.state === 'waiting' ? adviceFor(entry.failure) : [];
+  if (advice.length > 0) {
+    node.append(adviceButtons(advice));
+  }
+  if (entry.state === 'waiting') {
+    waitingRetries.set(node, entry);
+    retryTicker ??= window.setInterval(() => {
+      for (const [line, waiting] of waitingRetries) {
+        if (!line.isConnected || waiting.state !== 'waiting') {
+          waitingRetries.delete(line);
+        } else {
+          query(line, '.text').textContent = retryLine(waiting, Date.now());
+        }
+      }
+      if (waitingRetries.size === 0) {
+        window.clearInterval(retryTicker);
+        retryTicker = undefined;
+      }
+    }, 500);
+  } else {
+    waitingRetries.delete(node);
+  }
+}
+
 class TranscriptRenderer {
   private transcript = new Transcript();
   private readonly items = new Map<string, HTMLElement>();
@@ -85,15 +198,19 @@ class TranscriptRenderer {
   private readonly entries = new Map<number, EntryView>();
   private frame = 0;
 
-  constructor(private readonly root: HTMLElement) {}
+  constructor(readonly root: HTMLElement) {}
 
-  replay(inputs: readonly Parameters<Transcript['apply']>[0][]): void {
+  get isEmpty(): boolean {
+    return this.transcript.items.length === 0;
+  }
+
+  replay(inputs: readonly TranscriptInput[]): void {
     this.transcript = new Transcript();
     this.clear();
     this.apply(inputs);
   }
 
-  apply(inputs: readonly Parameters<Transcript['apply']>[0][]): void {
+  apply(inputs: readonly TranscriptInput[]): void {
     for (const input of inputs) {
       this.transcript.apply(input);
     }
@@ -124,7 +241,7 @@ class TranscriptRenderer {
         this.renderItem(item);
       }
     }
-    document.body.classList.toggle('has-items', this.transcript.items.length > 0);
+    showEmpty();
     if (stick) {
       this.root.scrollTop = this.root.scrollHeight;
     }
@@ -164,24 +281,7 @@ class TranscriptRenderer {
     node.open = true;
     node.append(element('summary', undefined, earlier.title));
     for (const entry of earlier.entries) {
-      const row = element('div', `earlier-entry ${entry.role}`);
-      row.dataset.role = entry.role;
-      if (entry.role === 'assistant' || entry.role === 'summary' || entry.role === 'user') {
-        if (entry.role !== 'assistant') {
-          row.append(element('div', 'who', entry.role === 'user' ? 'You' : 'Summary of earlier turns'));
-        }
-        const text = element('div', 'markdown');
-        text.innerHTML = markdown.render(entry.text);
-        row.append(text);
-      } else if (entry.role === 'tool') {
-        row.dataset.status = entry.status ?? 'completed';
-        const title = element('span', 'title');
-        title.innerHTML = markdown.renderInline(entry.text);
-        row.append(element('span', 'icon'), title, element('span', 'state', entry.status ?? ''));
-      } else {
-        row.append(element('span', 'label', 'Steer'), element('span', 'text', entry.text));
-      }
-      node.append(row);
+      node.append(earlierEntry(entry));
     }
     return node;
   }
@@ -191,7 +291,7 @@ class TranscriptRenderer {
     node.dataset.turn = String(turn.id);
     const head = element('div', 'turn-head');
     head.append(element('span', 'who', 'You'), element('span', 'turn-status'));
-    node.append(head, element('div', 'prompt markdown'), element('div', 'entries'), element('div', 'turn-footer'));
+    node.append(head, element('div', 'prompt'), element('div', 'entries'), element('div', 'turn-footer'));
     this.turns.set(turn.key, { node, prompt: undefined });
     return node;
   }
@@ -203,11 +303,14 @@ class TranscriptRenderer {
     }
     const node = view.node;
     node.dataset.status = turn.status;
+    if (turn.number !== undefined) {
+      node.dataset.number = String(turn.number);
+    }
     const activity = turn.status === 'running' && turn.activity !== undefined ? ` · ${turn.activity}` : '';
-    query(node, '.turn-status').textContent = `turn ${turn.id} · ${turnStatusLabel(turn.status)}${activity}`;
+    query(node, '.turn-status').textContent = `${turnHeading(turn)}${activity}`;
     if (view.prompt !== turn.prompt) {
       view.prompt = turn.prompt;
-      query(node, '.prompt').innerHTML = markdown.render(turn.prompt === '' ? '*(queued prompt)*' : turn.prompt);
+      renderPrompt(query(node, '.prompt'), turn.prompt, '*(queued prompt)*');
     }
     const container = query<HTMLElement>(node, '.entries');
     for (const entry of turn.entries) {
@@ -228,6 +331,10 @@ class TranscriptRenderer {
       footer.append(element('div', 'receipt', turn.receipt !== undefined ? receiptSummary(turn.receipt) : 'Cancelled.'));
     } else if (turn.status === 'failed') {
       footer.append(element('div', 'error', `Failed: ${turn.error ?? 'unknown error'}`));
+      const advice = adviceFor(turn.failure);
+      if (advice.length > 0) {
+        footer.append(adviceButtons(advice));
+      }
     }
     if (turn.usage !== undefined && turn.status !== 'running') {
       footer.append(element('div', 'usage', usageSummary(turn.usage)));
@@ -243,33 +350,8 @@ class TranscriptRenderer {
         node.append(element('summary', undefined, 'Reasoning'), element('div', 'text'));
         return node;
       }
-      case 'tool': {
-        const node = element('details', 'entry tool');
-        node.dataset.call = entry.callId;
-        const summary = element('summary');
-        const stop = element('button', 'stop secondary', 'Stop');
-        stop.title = 'Stop this command (the turn goes on)';
-        stop.addEventListener('click', (event) => {
-          event.preventDefault(); // not a click on the summary: the entry stays as it is
-          event.stopPropagation();
-          stop.disabled = true;
-          vscode.postMessage({ type: 'stopTool', callId: entry.callId });
-        });
-        summary.append(element('span', 'icon'), element('span', 'title'), element('span', 'state'), stop);
-        node.append(summary);
-        if (entry.tool === 'apply_patch') {
-          node.append(element('pre', 'args'));
-        }
-        node.append(element('pre', 'output'));
-        node.open = true;
-        summary.addEventListener('click', () => {
-          const view = this.entries.get(entry.id);
-          if (view !== undefined) {
-            view.toggled = true;
-          }
-        });
-        return node;
-      }
+      case 'tool':
+        return this.createTool(entry);
       case 'steer':
         return element('div', 'entry steer');
       case 'retry':
@@ -281,6 +363,30 @@ class TranscriptRenderer {
       case 'citations':
         return element('div', 'entry citations');
     }
+  }
+
+  /** A tool call: its title, state and Stop button in the summary; arguments and output below. */
+  private createTool(entry: ToolCallEntry): HTMLElement {
+    const node = element('details', 'entry tool');
+    node.dataset.call = entry.callId;
+    node.dataset.tool = entry.tool;
+    const summary = element('summary');
+    const stop = button('Stop', 'stop secondary', 'Stop this command (the turn goes on)', () => {
+      stop.disabled = true;
+      vscode.postMessage({ type: 'stopTool', callId: entry.callId });
+    });
+    summary.append(element('span', 'icon'), element('span', 'title'), element('span', 'state'), stop);
+    node.append(summary);
+    toolRenderers.get(entry.tool)?.create(node, entry);
+    node.append(element('pre', 'output'));
+    node.open = true;
+    summary.addEventListener('click', () => {
+      const view = this.entries.get(entry.id);
+      if (view !== undefined) {
+        view.toggled = true;
+      }
+    });
+    return node;
   }
 
   private updateEntry(view: EntryView, entry: Entry): void {
@@ -315,9 +421,7 @@ class TranscriptRenderer {
         return;
       }
       case 'retry':
-        node.textContent =
-          `Model unavailable (${entry.reason}); retrying in ${Math.round(entry.delayMs / 100) / 10} s ` +
-          `(attempt ${entry.attempt + 1} of ${entry.maxAttempts}).`;
+        renderRetry(node, entry);
         return;
       case 'plan': {
         const list = element('ol');
@@ -344,10 +448,7 @@ class TranscriptRenderer {
     query(node, '.title').innerHTML = markdown.renderInline(entry.title);
     query(node, '.state').textContent = toolStatusLabel(entry);
     query<HTMLElement>(node, 'summary').title = JSON.stringify(entry.arguments, null, 2) ?? '';
-    const args = node.querySelector('.args');
-    if (args !== null && typeof (entry.arguments as { patch?: unknown })?.patch === 'string') {
-      args.textContent = (entry.arguments as { patch: string }).patch;
-    }
+    toolRenderers.get(entry.tool)?.update(node, entry);
     if (entry.sources !== undefined && node.querySelector('.sources') === null) {
       const sources = links(entry.sources);
       sources.classList.add('sources');
@@ -368,12 +469,39 @@ class TranscriptRenderer {
     if (entry.diff !== undefined) {
       // The diff replaces the patch's text; the entry stays open on it (the diff itself folds).
       renderDiff(node, entry.diff, (diff) => vscode.postMessage({ type: 'openDiff', diff }));
-      args?.setAttribute('hidden', '');
+      node.querySelector(':scope > .args')?.setAttribute('hidden', '');
     }
     if (!view.toggled) {
       node.open = entry.status === 'running' || entry.diff !== undefined;
     }
   }
+}
+
+/** One entry of an earlier conversation (a resumed session, what a fork inherited). */
+function earlierEntry(entry: SessionEntry): HTMLElement {
+  const row = element('div', `earlier-entry ${entry.role}`);
+  row.dataset.role = entry.role;
+  if (entry.role === 'user') {
+    row.append(element('div', 'who', 'You'));
+    const prompt = element('div', 'prompt');
+    renderPrompt(prompt, entry.text, '');
+    row.append(prompt);
+  } else if (entry.role === 'assistant' || entry.role === 'summary') {
+    if (entry.role === 'summary') {
+      row.append(element('div', 'who', 'Summary of earlier turns'));
+    }
+    const text = element('div', 'markdown');
+    text.innerHTML = markdown.render(entry.text);
+    row.append(text);
+  } else if (entry.role === 'tool') {
+    row.dataset.status = entry.status ?? 'completed';
+    const title = element('span', 'title');
+    title.innerHTML = markdown.renderInline(entry.text);
+    row.append(element('span', 'icon'), title, element('span', 'state', entry.status ?? ''));
+  } else {
+    row.append(element('span', 'label', 'Steer'), element('span', 'text', entry.text));
+  }
+  return row;
 }
 
 /** A compaction, in its turn or on its own: what it did, and the summary (folded). */
@@ -408,18 +536,84 @@ function links(sources: Array<Citation | Source>): HTMLElement {
 
 // --- the page ------------------------------------------------------------------------------
 
-const root = query<HTMLElement>(document, '#transcript');
-const renderer = new TranscriptRenderer(root);
+const container = query<HTMLElement>(document, '#transcripts');
 const prompt = query<HTMLTextAreaElement>(document, '#prompt');
-let state: ViewState | undefined;
+const renderers = new Map<string, TranscriptRenderer>();
+const states = new Map<string, ViewState>();
+let shown = document.body.dataset.pane ?? 'main';
+
+function renderer(pane: string): TranscriptRenderer {
+  let found = renderers.get(pane);
+  if (found === undefined) {
+    const root = element('main', 'transcript');
+    root.dataset.pane = pane;
+    root.hidden = pane !== shown;
+    container.append(root);
+    found = new TranscriptRenderer(root);
+    renderers.set(pane, found);
+  }
+  return found;
+}
+
+function showEmpty(): void {
+  document.body.classList.toggle('has-items', renderers.get(shown)?.isEmpty === false);
+}
+
+function showPane(pane: string): void {
+  shown = pane;
+  document.body.dataset.pane = pane;
+  for (const [name, view] of renderers) {
+    view.root.hidden = name !== pane;
+  }
+  for (const tab of document.querySelectorAll<HTMLButtonElement>('.tabs button')) {
+    tab.setAttribute('aria-selected', String(tab.dataset.pane === pane));
+  }
+  const state = states.get(pane);
+  if (state !== undefined) {
+    showState(state);
+  }
+  showEmpty();
+}
+
+function showTabs(panes: PaneTab[], tabs: boolean): void {
+  const nav = query<HTMLElement>(document, '.tabs');
+  nav.hidden = !tabs;
+  query<HTMLElement>(document, '.pane-name').hidden = tabs;
+  nav.replaceChildren(
+    ...panes.map(({ pane, state }) => {
+      const tab = button(pane, 'tab', `${pane}: ${state}`, () => {
+        showPane(pane);
+        vscode.postMessage({ type: 'showPane', pane });
+      });
+      tab.setAttribute('role', 'tab');
+      tab.dataset.pane = pane;
+      tab.dataset.state = state;
+      return tab;
+    }),
+  );
+  for (const [name, view] of [...renderers]) {
+    if (!panes.some((tab) => tab.pane === name)) {
+      view.root.remove();
+      renderers.delete(name);
+      states.delete(name);
+    }
+  }
+}
 
 function showState(next: ViewState): void {
-  state = next;
+  states.set(next.pane, next);
+  if (next.pane !== shown) {
+    return;
+  }
   document.body.dataset.state = next.state;
   const badge = query<HTMLElement>(document, '.pane-state');
   badge.dataset.state = next.state;
   badge.textContent = next.state;
-  query(document, '.pane-settings').textContent = `effort: ${next.effort}${next.fastMode ? ' · fast' : ''}`;
+  query(document, '.pane-name').textContent = next.pane;
+  const effort = query<HTMLButtonElement>(document, '[data-action="effort"]');
+  effort.textContent = `effort: ${next.effort}`;
+  effort.title = `Reasoning effort of ${next.pane}: ${next.effort}. Click to change.`;
+  query<HTMLElement>(document, '.fast-mode').hidden = !next.fastMode;
   const meter = query<HTMLElement>(document, '.pane-context');
   meter.hidden = next.context === undefined;
   if (next.context !== undefined) {
@@ -430,10 +624,13 @@ function showState(next: ViewState): void {
     meter.style.setProperty('--fill', `${percent}%`);
   }
   const isMain = next.pane === 'main';
+  const running = next.state === 'running';
   query<HTMLButtonElement>(document, '[data-action="fork"]').hidden = !isMain || next.fork !== undefined;
   query<HTMLButtonElement>(document, '[data-action="closePane"]').hidden = isMain;
-  query<HTMLButtonElement>(document, '[data-action="steer"]').disabled = next.state !== 'running';
-  query<HTMLButtonElement>(document, '[data-action="cancel"]').disabled = next.state !== 'running';
+  query<HTMLButtonElement>(document, '[data-action="steer"]').hidden = !running;
+  const stop = query<HTMLButtonElement>(document, '[data-action="stop"]');
+  stop.hidden = !running;
+  stop.disabled = false;
 }
 
 function send(kind: 'ask' | 'steer'): void {
@@ -448,33 +645,78 @@ function send(kind: 'ask' | 'steer'): void {
 prompt.addEventListener('keydown', (event) => {
   if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
     event.preventDefault();
-    send(state?.state === 'running' ? 'steer' : 'ask');
+    send(states.get(shown)?.state === 'running' ? 'steer' : 'ask');
   }
 });
 
-for (const button of document.querySelectorAll<HTMLButtonElement>('button[data-action]')) {
-  button.addEventListener('click', () => {
-    const action = button.dataset.action;
-    if (action === 'ask' || action === 'steer') {
-      send(action);
-    } else if (action === 'cancel' || action === 'fork' || action === 'closePane') {
-      vscode.postMessage({ type: action });
+for (const action of document.querySelectorAll<HTMLButtonElement>('button[data-action]')) {
+  action.addEventListener('click', () => {
+    const name = action.dataset.action;
+    if (name === 'ask' || name === 'steer') {
+      send(name);
+    } else if (name === 'stop') {
+      action.disabled = true; // until the state says whether the turn ended
+      vscode.postMessage({ type: 'stop' });
+    } else if (name === 'fork' || name === 'closePane' || name === 'effort') {
+      vscode.postMessage({ type: name });
     }
   });
 }
+
+/** The code of a block, as written (without the fence's last newline). */
+function codeOf(block: Element): string {
+  return (block.querySelector('pre code')?.textContent ?? '').replace(/\n$/, '');
+}
+
+/** Copy in the webview when it may write the clipboard (Chromium), else through the extension. */
+async function copy(text: string): Promise<void> {
+  try {
+    await navigator.clipboard.writeText(text);
+  } catch {
+    vscode.postMessage({ type: 'copy', text });
+  }
+}
+
+container.addEventListener('click', (event) => {
+  const target = (event.target as Element | null)?.closest<HTMLButtonElement>('[data-code-action]');
+  const block = target?.closest('.code-block');
+  if (target === null || target === undefined || block === null || block === undefined) {
+    return;
+  }
+  const text = codeOf(block);
+  if (target.dataset.codeAction === 'copy') {
+    void copy(text).then(() => {
+      target.textContent = 'Copied';
+      target.dataset.done = 'true';
+      window.setTimeout(() => {
+        target.textContent = 'Copy';
+        delete target.dataset.done;
+      }, 1500);
+    });
+  } else {
+    vscode.postMessage({ type: 'insert', text });
+  }
+});
 
 window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
   const message = event.data;
   switch (message.type) {
     case 'replay':
       showState(message.state);
-      renderer.replay(message.inputs);
+      renderer(message.pane).replay(message.inputs);
       return;
     case 'append':
-      renderer.apply(message.inputs);
+      renderer(message.pane).apply(message.inputs);
       return;
     case 'state':
       showState(message.state);
+      return;
+    case 'panes':
+      showTabs(message.panes, message.tabs);
+      for (const tab of message.panes) {
+        renderer(tab.pane);
+      }
+      showPane(message.shown);
       return;
   }
 });

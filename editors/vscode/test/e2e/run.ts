@@ -10,18 +10,22 @@
  *      Restart Server (the notification's button) reports that in words.
  *      Then the right command, AgentLS: Restart Server from the Command
  *      Palette starts the server, and everything below runs on it.
- *   1. AgentLS: Ask from the Command Palette, with a selection; the answer
- *      streams into the transcript (part of it is seen while the model's
- *      stream is held, then all of it), rendered as Markdown.
+ *   1. AgentLS: Ask from the Command Palette, with a selection; the
+ *      transcript opens in the secondary side bar (no editor tab); the
+ *      answer streams into it (part of it is seen while the model's stream
+ *      is held, then all of it), rendered as Markdown, the selection as a
+ *      file chip; a code block's Copy puts its code on the clipboard.
  *   2. AgentLS: Ask for a command that runs `sleep 300`; the approval
  *      dialog (agentls.approval is "always" here) shows the command: Allow
- *      once; Cancel in the progress notification; the turn shows cancelled
- *      with its receipt, the status bar says so, and the sleep process is
- *      gone.
- *   3. A screenshot goes to test-output/e2e/ (and to docs/images/ when
- *      AGENTLS_UPDATE_SCREENSHOT=1 or when it is missing there).
- *   4. AgentLS: Fork opens fork-1 beside main, showing what it inherited;
- *      AgentLS: Close Pane closes it.
+ *      once; no notification covers the transcript: its input box takes
+ *      text and its Stop button stops the turn, through `$/cancelRequest`
+ *      (the server's log says so); the turn shows cancelled with its
+ *      receipt, the status bar says so, and the sleep process is gone.
+ *   3. Screenshots go to test-output/e2e/ (the ones docs/vscode.md shows
+ *      to docs/images/ too, when AGENTLS_UPDATE_SCREENSHOT=1 or when one is
+ *      missing there).
+ *   4. AgentLS: Fork opens fork-1 in a tab beside main's, showing what it
+ *      inherited; AgentLS: Close Pane closes it.
  *   5. AgentLS: New Session, then AgentLS: Resume Session… picks the first
  *      session from the quick pick: its transcript (prompts, answer, tool
  *      calls) is back in main.
@@ -34,10 +38,12 @@
  *      not asked again), a patch shown in the diff editor (Show Diff) and
  *      allowed from the notification, Deny with a reason the model reads.
  *   8. The Stop button of a running command: that command dies, the turn
- *      goes on; the command had a progress notification of its own.
+ *      goes on.
  *   9. MCP: the user's server (agentls.mcpServers) runs; the project's
  *      .mcp.json asks first (a notification: Allow), then runs too; AgentLS:
  *      MCP Servers lists both as ready and shows a server's tools.
+ *  10. A wrong agentls.baseUrl: the retries show as one line, the turn fails
+ *      with the button "Open agentls.baseUrl", which opens that setting.
  *
  * Needs `scripts/toolchain.sh e2e` (code-server, Chromium, playwright-core
  * under $E2E_CACHE) and the built agentls.vsix. Synchronises on DOM state
@@ -75,6 +81,8 @@ interface Locator {
   textContent(): Promise<string | null>;
   getAttribute(name: string): Promise<string | null>;
   count(): Promise<number>;
+  inputValue(): Promise<string>;
+  boundingBox(): Promise<{ x: number; y: number; width: number; height: number } | null>;
 }
 
 interface Frame {
@@ -86,6 +94,7 @@ interface Frame {
 }
 
 interface Page extends Frame {
+  context(): { grantPermissions(permissions: string[]): Promise<void> };
   goto(url: string, options?: { timeout?: number; waitUntil?: string }): Promise<unknown>;
   keyboard: { press(key: string): Promise<void>; type(text: string, options?: { delay?: number }): Promise<void> };
   frames(): Frame[];
@@ -109,7 +118,11 @@ const CODE_SERVER = path.join(CACHE, 'code-server', 'node_modules', '.bin', 'cod
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const VSIX = path.join(EXTENSION_DIR, 'agentls.vsix');
 const OUTPUT = path.join(EXTENSION_DIR, 'test-output', 'e2e');
-const DOCS_SCREENSHOT = path.join(REPO_DIR, 'docs', 'images', 'vscode-transcript.png');
+/** The screenshots docs/vscode.md shows: the one in docs/images, and the one of this run it is copied from. */
+const DOCS_SCREENSHOTS = [
+  ['vscode-transcript.png', 'vscode-transcript.png'],
+  ['vscode-error.png', 'wrong-base-url.png'],
+].map(([docs, run]) => ({ docs: path.join(REPO_DIR, 'docs', 'images', docs), run: path.join(OUTPUT, run) }));
 
 const ANSWER =
   'Here is what **agentls** does:\n\n' +
@@ -243,7 +256,8 @@ async function startCodeServer(
     ],
     {
       // A home of its own (exec_command runs `bash -lc`; the user's profile is not under test).
-      env: { ...process.env, HOME: dirs.home, OPENAI_API_KEY: 'sk-e2e-not-a-real-key' },
+      // Quick retries: step 10 waits for a turn to give up on an unreachable model.
+      env: { ...process.env, HOME: dirs.home, OPENAI_API_KEY: 'sk-e2e-not-a-real-key', AGENTLS_RETRY_BASE_DELAY: '0.05' },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     },
@@ -270,7 +284,7 @@ async function transcriptFrame(page: Page, pane = 'main'): Promise<Frame> {
     async () => {
       for (const frame of page.frames()) {
         const found = await frame
-          .evaluate((name: string) => document.body?.dataset.pane === name && document.querySelector('#transcript') !== null, pane)
+          .evaluate((name: string) => document.body?.dataset.pane === name && document.querySelector('#transcripts') !== null, pane)
           .catch(() => false);
         if (found) {
           return frame;
@@ -479,7 +493,8 @@ async function main(): Promise<void> {
   ]);
   const missing = path.join(root, 'not-installed', 'agentls');
   // As the extension starts a server it finds itself: through --reattach (scenario 6).
-  const dirs = prepareWorkspace(root, fake.baseUrl, [missing, 'serve', '--reattach', '--linger', String(LINGER)]);
+  // INFO: the server's log records each $/cancelRequest (step 2 reads it).
+  const dirs = prepareWorkspace(root, fake.baseUrl, [missing, 'serve', '--reattach', '--linger', String(LINGER), '--log-level', 'INFO']);
   log(`fake model at ${fake.baseUrl}; workspace ${dirs.workspace}`);
   installExtension(dirs);
   log('extension installed');
@@ -494,6 +509,7 @@ async function main(): Promise<void> {
   let page: Page | undefined;
   try {
     page = await browser.newPage({ viewport: { width: 1440, height: 860 } });
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
     const browserErrors: string[] = [];
     page.on('pageerror', (error) => browserErrors.push(error.message ?? String(error)));
     await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(dirs.workspace)}`, { timeout: 60_000 });
@@ -513,7 +529,8 @@ async function main(): Promise<void> {
     await page.keyboard.press('Control+A');
     await ask(page, 'What does this project do?');
     const frame = await transcriptFrame(page);
-    log('transcript open');
+    await inSecondarySideBar(page);
+    log('transcript open in the secondary side bar');
     const partial = (await frame.waitForFunction(
       () => {
         const message = document.querySelector('.turn[data-status="running"] .entry.message');
@@ -528,8 +545,9 @@ async function main(): Promise<void> {
     await frame.locator('.turn[data-status="completed"]').waitFor({ state: 'visible', timeout: 30_000 });
     const answer = (await frame.locator('.turn[data-status="completed"] .entry.message').first().textContent()) ?? '';
     const prompt = (await frame.locator('.turn[data-status="completed"] .prompt').first().textContent()) ?? '';
-    if (!prompt.includes('The user selected this in app.py') || !prompt.includes('return f"hello {name}"')) {
-      throw new Error(`the selection did not go along with the prompt: ${prompt}`);
+    const chip = (await frame.locator('.turn[data-status="completed"] .prompt .file-chip').first().textContent()) ?? '';
+    if (chip !== 'app.py:1–2' || prompt.includes('return f"hello {name}"')) {
+      throw new Error(`the selection is not shown as a chip: ${JSON.stringify({ chip, prompt })}`);
     }
     if (!answer.includes('All done: this answer arrived in pieces.') || partialText.length >= answer.length) {
       throw new Error(`the answer did not stream: saw ${JSON.stringify(partialText)} then ${JSON.stringify(answer)}`);
@@ -546,6 +564,7 @@ async function main(): Promise<void> {
       throw new Error(`the answer is not rendered as Markdown: ${JSON.stringify(rendered)}`);
     }
     log(`streamed answer seen partially (${partialText.length} of ${answer.length} characters), rendered as Markdown`);
+    await copyCodeBlock(page, frame);
     await waitFor('the status bar to say idle', async () => /AgentLS main: idle/.test(await statusBarText(page!)), 15_000);
     // The context meter: in the status bar and the transcript's header.
     await waitFor('the context meter in the status bar', async () => /AgentLS main: idle · \w+ · \d+%/.test(await statusBarText(page!)), 15_000);
@@ -574,15 +593,7 @@ async function main(): Promise<void> {
     log(`sleep running as pid ${sleepers.join(', ')}`);
     await waitFor('the status bar to say running', async () => /AgentLS main: running/.test(await statusBarText(page!)), 15_000);
     await page.screenshot({ path: path.join(OUTPUT, 'running.png') });
-    await page.locator('.notifications-toasts .notification-toast').filter({ hasText: 'AgentLS: Running `sleep' }).first().waitFor({ state: 'visible', timeout: 20_000 });
-    log('the command has a progress notification of its own');
-    const toast = page.locator('.notifications-toasts .notification-toast').filter({ hasText: 'AgentLS: Run the sleeper' });
-    await toast.waitFor({ state: 'visible', timeout: 20_000 });
-    const progressText = (await toast.locator('.notification-list-item-message').first().textContent()) ?? '';
-    log(`progress notification: ${progressText}`);
-    await toast.getByRole('button', { name: 'Cancel' }).click({ timeout: 10_000 });
-    log('pressed Cancel in the progress notification');
-
+    await stopFromTheTranscript(page, frame, dirs.workspace);
     const receipt = frame.locator('.turn[data-status="cancelled"] .turn-footer .receipt');
     await receipt.waitFor({ state: 'visible', timeout: 30_000 });
     const receiptText = (await receipt.textContent()) ?? '';
@@ -598,8 +609,7 @@ async function main(): Promise<void> {
     await waitFor('the notifications to close', async () => (await toastTexts(page!)).length === 0, 15_000);
 
     // 3. The screenshot for the docs.
-    const shot = path.join(OUTPUT, 'vscode-transcript.png');
-    await page.screenshot({ path: shot });
+    await page.screenshot({ path: path.join(OUTPUT, 'vscode-transcript.png') });
 
     // 4. Fork: a second transcript beside main; Close Pane closes it.
     await runCommand(page, 'AgentLS: Fork');
@@ -612,8 +622,15 @@ async function main(): Promise<void> {
       throw new Error(`the fork does not show what it inherited: ${inheritedText}`);
     }
     await fork.locator('button[data-action="closePane"]').waitFor({ state: 'visible', timeout: 10_000 });
+    const tabs = await fork.evaluate(
+      () => [...document.querySelectorAll<HTMLElement>('.tabs button')].map((tab) => `${tab.dataset.pane}:${tab.getAttribute('aria-selected')}`),
+      undefined,
+    );
+    if (JSON.stringify(tabs) !== JSON.stringify(['main:false', 'fork-1:true'])) {
+      throw new Error(`the fork is not a tab beside main's: ${JSON.stringify(tabs)}`);
+    }
     await page.screenshot({ path: path.join(OUTPUT, 'fork.png') });
-    log('fork-1 open beside main');
+    log('fork-1 open in a tab beside main');
     await runCommand(page, 'AgentLS: Close Pane');
     await waitFor(
       'the fork transcript to close',
@@ -720,10 +737,13 @@ async function main(): Promise<void> {
     await page.screenshot({ path: path.join(OUTPUT, 'mcp-tools.png') });
     await page.keyboard.press('Escape');
     log('AgentLS: MCP Servers lists fx and proj, ready, and the tools of proj');
-    if (process.env.AGENTLS_UPDATE_SCREENSHOT === '1' || !fs.existsSync(DOCS_SCREENSHOT)) {
-      fs.mkdirSync(path.dirname(DOCS_SCREENSHOT), { recursive: true });
-      fs.copyFileSync(shot, DOCS_SCREENSHOT);
-      log(`screenshot copied to ${path.relative(REPO_DIR, DOCS_SCREENSHOT)}`);
+    await wrongBaseUrl(page, rebuilt, dirs, fake.baseUrl);
+    for (const { docs, run } of DOCS_SCREENSHOTS) {
+      if (process.env.AGENTLS_UPDATE_SCREENSHOT === '1' || !fs.existsSync(docs)) {
+        fs.mkdirSync(path.dirname(docs), { recursive: true });
+        fs.copyFileSync(run, docs);
+        log(`screenshot copied to ${path.relative(REPO_DIR, docs)}`);
+      }
     }
     if (browserErrors.length > 0) {
       log(`page errors (not failing the run): ${browserErrors.slice(0, 5).join(' | ')}`);
@@ -830,10 +850,6 @@ async function stopButton(page: Page, frame: Frame, fake: FakeModel): Promise<vo
   await ask(page, 'Run the long command');
   await answerApproval(page, `sleep ${STOPPED}`, 'Allow once');
   await waitFor('the long command to run', () => processesWith(`sleep\0${STOPPED}`).length > 0, 30_000);
-  // Its own progress notification (and the turn's) cover the transcript's corner: hide the toasts.
-  await notification(page, 'AgentLS: Running `echo started').first().waitFor({ state: 'visible', timeout: 20_000 });
-  await runCommand(page, 'Notifications: Toggle Do Not Disturb Mode');
-  await waitFor('the toasts to hide', async () => (await toastTexts(page)).length === 0, 15_000, 100);
   const entry = frame.locator('.entry.tool[data-call="call_stop"]');
   await entry.locator('button.stop').click({ timeout: 20_000 });
   await frame.locator('.turn[data-status="completed"]').filter({ hasText: 'Went on after the stop.' }).waitFor({ timeout: 30_000 });
@@ -846,7 +862,6 @@ async function stopButton(page: Page, frame: Frame, fake: FakeModel): Promise<vo
     throw new Error(`the stop did not reach the model as a cancel: ${state} ${JSON.stringify(output)}`);
   }
   await page.screenshot({ path: path.join(OUTPUT, 'stopped.png') });
-  await runCommand(page, 'Notifications: Toggle Do Not Disturb Mode');
   log('the Stop button stopped the command; the turn went on');
 }
 
@@ -895,6 +910,147 @@ async function editsThroughTheEditor(page: Page, frame: Frame, fake: FakeModel, 
     throw new Error(`the rejected patch: ${JSON.stringify(output)}; app.py: ${fs.readFileSync(file, 'utf8')}`);
   }
   log('review mode: the patch waited in the diff editor; Reject left app.py as it was and the model read why');
+}
+
+/** The transcript is a view in the secondary side bar, not an editor tab. */
+async function inSecondarySideBar(page: Page): Promise<void> {
+  const bar = page.locator('.part.auxiliarybar');
+  await bar.waitFor({ state: 'visible', timeout: 20_000 });
+  const placed = await waitFor(
+    'the transcript webview over the secondary side bar',
+    () =>
+      page.evaluate(() => {
+        const area = document.querySelector('.part.auxiliarybar')?.getBoundingClientRect();
+        if (area === undefined) {
+          return undefined;
+        }
+        // Webviews are laid over their view's area (not inside its DOM).
+        const inside = [...document.querySelectorAll('iframe.webview')].some((frame) => {
+          const box = frame.getBoundingClientRect();
+          return box.width > 0 && box.left >= area.left - 1 && box.right <= area.right + 1 && box.top >= area.top - 1;
+        });
+        return inside ? (document.querySelector('.part.auxiliarybar') as HTMLElement).innerText : undefined;
+      }, undefined),
+    20_000,
+    100,
+  );
+  if (!/AGENTLS|AgentLS|Transcript/i.test(placed)) {
+    throw new Error(`the secondary side bar does not show the AgentLS view: ${JSON.stringify(placed)}`);
+  }
+  if ((await page.locator('.tabs-container .tab').filter({ hasText: 'AgentLS: main' }).count()) !== 0) {
+    throw new Error('the transcript opened an editor tab too');
+  }
+}
+
+/** A code block's Copy puts its code on the clipboard (read back as the workbench would paste it). */
+async function copyCodeBlock(page: Page, frame: Frame): Promise<void> {
+  const copy = frame.locator('.turn .entry.message .code-block button[data-code-action="copy"]').first();
+  await copy.click({ timeout: 10_000 });
+  await frame.locator('.code-block button[data-code-action="copy"][data-done="true"]').first().waitFor({ timeout: 10_000 });
+  const pasted = await waitFor(
+    'the code on the clipboard',
+    async () => {
+      const text = await page.evaluate(() => navigator.clipboard.readText().catch((error: Error) => `(${error.message})`), undefined);
+      return text === 'print("hello from the fake model")' ? text : undefined;
+    },
+    10_000,
+    100,
+  );
+  const colored = await frame.evaluate(() => document.querySelectorAll('.code-block pre code [class^="hljs-"]').length, undefined);
+  if (colored === 0) {
+    throw new Error('the code block has no syntax colours');
+  }
+  log(`Copy put ${JSON.stringify(pasted)} on the clipboard; the block has ${colored} coloured spans`);
+}
+
+/** The server's log file (a server started through `serve --reattach` writes it beside its socket). */
+function serverLog(workspace: string): string {
+  const found = spawnSync(
+    PYTHON,
+    ['-c', 'import sys; from pathlib import Path; from agentls.sessions.paths import socket_path; print(socket_path(Path(sys.argv[1])).with_suffix(".log"))', workspace],
+    { encoding: 'utf8' },
+  );
+  return found.stdout.trim();
+}
+
+/**
+ * 2. During the turn nothing covers the transcript: its input box takes
+ * text and its Stop button cancels the turn's request ($/cancelRequest).
+ */
+async function stopFromTheTranscript(page: Page, frame: Frame, workspace: string): Promise<void> {
+  const toasts = await toastTexts(page);
+  if (toasts.some((text) => text.includes('AgentLS'))) {
+    throw new Error(`a notification covers the shown transcript: ${JSON.stringify(toasts)}`);
+  }
+  const input = frame.locator('#prompt');
+  await input.click({ timeout: 10_000 });
+  await page.keyboard.type('typed while it runs');
+  if ((await input.inputValue()) !== 'typed while it runs') {
+    throw new Error(`the input box did not take the text: ${JSON.stringify(await input.inputValue())}`);
+  }
+  await page.keyboard.press('Control+A');
+  await page.keyboard.press('Backspace');
+  const logFile = serverLog(workspace);
+  const cancelsBefore = (fs.readFileSync(logFile, 'utf8').match(/\$\/cancelRequest for request/g) ?? []).length;
+  await frame.locator('button[data-action="stop"]').click({ timeout: 10_000 });
+  await waitFor(
+    'the server to log the $/cancelRequest',
+    () => (fs.readFileSync(logFile, 'utf8').match(/\$\/cancelRequest for request/g) ?? []).length > cancelsBefore,
+    30_000,
+    100,
+  );
+  log(`typed into the input box during the turn; Stop sent $/cancelRequest (${path.basename(logFile)})`);
+}
+
+/** The extension's own log (the AgentLS output channel, as code-server writes it). */
+function extensionLog(dirs: Dirs): string {
+  const files: string[] = [];
+  const walk = (dir: string): void => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) {
+        walk(full);
+      } else if (entry.name.endsWith('AgentLS.log')) {
+        files.push(full);
+      }
+    }
+  };
+  walk(path.join(dirs.userData, 'logs'));
+  return files.map((file) => fs.readFileSync(file, 'utf8')).join('\n');
+}
+
+/** 10. A wrong base URL: one retry line, then the error with the button that opens the setting. */
+async function wrongBaseUrl(page: Page, frame: Frame, dirs: Dirs, baseUrl: string): Promise<void> {
+  const sent = (extensionLog(dirs).match(/settings sent to the server: baseUrl/g) ?? []).length;
+  await replaceInUserSettings(page, dirs, baseUrl, `http://127.0.0.1:${await freePort()}/v1`);
+  await waitFor(
+    'the new base URL to reach the server',
+    () => (extensionLog(dirs).match(/settings sent to the server: baseUrl/g) ?? []).length > sent,
+    20_000,
+    100,
+  );
+  await focusEditor(page);
+  await ask(page, 'Is anyone there?');
+  const failed = frame.locator('.turn[data-status="failed"]').filter({ hasText: 'Is anyone there?' });
+  await failed.waitFor({ timeout: 60_000 });
+  const retries = await failed.locator('.entry.retry').count();
+  const retryText = (await failed.locator('.entry.retry .text').first().textContent()) ?? '';
+  if (retries !== 1 || !/^Cannot reach the model: gave up after \d+ attempts\.$/.test(retryText)) {
+    throw new Error(`the retries are not one line: ${retries} lines, ${JSON.stringify(retryText)}`);
+  }
+  await page.screenshot({ path: path.join(OUTPUT, 'wrong-base-url.png') });
+  await failed.locator('.turn-footer .advice button').filter({ hasText: 'Open agentls.baseUrl' }).click({ timeout: 10_000 });
+  await waitFor(
+    'the settings editor on agentls.baseUrl',
+    () =>
+      page.evaluate(
+        () => document.querySelector('.settings-editor .setting-item-contents')?.textContent?.includes('Base Url') === true || undefined,
+        undefined,
+      ),
+    20_000,
+    100,
+  );
+  log(`a wrong base URL: "${retryText}"; "Open agentls.baseUrl" opened the setting`);
 }
 
 /** Stop code-server and everything it started (its process group). */

@@ -42,7 +42,7 @@ async function setUp(
 
 
 describe('AgentController against the real server', () => {
-  test('Ask sends the selection, shows progress, streams into the transcript; Cancel in the progress stops the turn', async () => {
+  test('Ask sends the selection, shows progress, streams into the transcript; Stop cancels the turn through its request', async () => {
     const duration = uniqueDuration();
     const { fake, ui, controller } = await setUp([
       { text: 'It defines `f`, which does nothing.', chunks: 4 },
@@ -73,7 +73,8 @@ describe('AgentController against the real server', () => {
     await waitFor('the pane to run', () => controller.paneState('main') === 'running');
     // (In the sandbox the command cannot print its real pid: found by its duration.)
     await waitFor('the sleep', () => processesWith(`sleep\0${duration}`).length > 0);
-    ui.progress[1].source.cancel(); // the Cancel button of the turn's progress notification
+    // Stop in the transcript: the request's token is cancelled, the client sends $/cancelRequest.
+    await controller.stop({ pane: 'main' });
     const cancelled = (await sleeping) as TurnResult | undefined;
     if (cancelled !== undefined) {
       assert.equal(cancelled.status, 'cancelled');
@@ -184,7 +185,8 @@ describe('AgentController against the real server', () => {
     const progress = await waitFor('the command progress', () =>
       ui.progress.find((record) => record.title.startsWith('AgentLS: Running `echo started')),
     );
-    progress.source.cancel();
+    assert.equal(progress.window, false, 'a command: a notification only while the transcript is hidden');
+    progress.cancel();
     const result = (await turn) as TurnResult;
     assert.equal(result.status, 'completed');
     assert.equal(result.finalMessage, 'Went on without it.');

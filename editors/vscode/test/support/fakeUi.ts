@@ -1,43 +1,19 @@
-/** A `Ui` for tests: scripted answers, recorded messages, a progress Cancel button we can press. */
+/** A `Ui` for tests: scripted answers, recorded messages, progress whose Cancel we can press. */
 
-import type { CancellationToken, Disposable } from '../../src/client';
-import type { PickItem, ProgressReporter, Ui } from '../../src/controller';
+import type { Advice } from '../../src/advice';
+import type { PickItem, Ui } from '../../src/controller';
+import type { PaneProgressOptions, ProgressHandle } from '../../src/progress';
 import type { Selection } from '../../src/protocol';
 
-export class TokenSource {
-  private cancelled = false;
-  private readonly listeners = new Set<() => void>();
-  readonly token: CancellationToken;
-
-  constructor() {
-    const source = this;
-    this.token = {
-      get isCancellationRequested(): boolean {
-        return source.cancelled;
-      },
-      onCancellationRequested(listener: () => void): Disposable {
-        source.listeners.add(listener);
-        return { dispose: () => source.listeners.delete(listener) };
-      },
-    };
-  }
-
-  /** Press Cancel. */
-  cancel(): void {
-    if (!this.cancelled) {
-      this.cancelled = true;
-      for (const listener of [...this.listeners]) {
-        listener();
-      }
-    }
-  }
-}
-
 export interface ProgressRecord {
+  pane: string;
   title: string;
   messages: string[];
-  source: TokenSource;
+  /** Also in the status bar (a turn), or only as a notification while hidden (a command). */
+  window: boolean;
   done: boolean;
+  /** Press Cancel in its notification. */
+  cancel(): void;
 }
 
 export class FakeUi implements Ui {
@@ -58,7 +34,7 @@ export class FakeUi implements Ui {
   }
 
   /** Every quick pick shown, in order. */
-  readonly shown: Array<{ items: PickItem[]; title: string; placeHolder?: string }> = [];
+  readonly shown: Array<{ items: PickItem[]; title: string; placeHolder?: string; active?: string }> = [];
   /** The items of every quick pick shown, in order. */
   readonly pickItems: PickItem[][] = [];
   /** The buttons of every info message shown, in order. */
@@ -66,7 +42,7 @@ export class FakeUi implements Ui {
 
   async quickPick<T extends string>(
     items: PickItem<T>[],
-    options: { title: string; placeHolder?: string } = { title: '' },
+    options: { title: string; placeHolder?: string; active?: T } = { title: '' },
   ): Promise<T | undefined> {
     this.shown.push({ items, ...options });
     this.pickItems.push(items);
@@ -74,14 +50,22 @@ export class FakeUi implements Ui {
     return items.find((item) => item.value === wanted)?.value;
   }
 
-  async withProgress<T>(title: string, task: (progress: ProgressReporter, token: CancellationToken) => Promise<T>): Promise<T> {
-    const record: ProgressRecord = { title, messages: [], source: new TokenSource(), done: false };
+  paneProgress(pane: string, title: string, onCancel: () => void, options: PaneProgressOptions): ProgressHandle {
+    const record: ProgressRecord = { pane, title, messages: [], window: options.window, done: false, cancel: onCancel };
     this.progress.push(record);
-    try {
-      return await task({ report: (message) => record.messages.push(message) }, record.source.token);
-    } finally {
-      record.done = true;
-    }
+    return {
+      report: (message) => record.messages.push(message),
+      end: () => {
+        record.done = true;
+      },
+    };
+  }
+
+  /** Every failed turn the user was told of, with its buttons. */
+  readonly failures: Array<{ pane: string; message: string; advice: Advice[] }> = [];
+
+  turnFailed(pane: string, message: string, advice: Advice[]): void {
+    this.failures.push({ pane, message, advice });
   }
 
   async info(message: string, ...actions: string[]): Promise<string | undefined> {

@@ -122,6 +122,8 @@ export interface ProgressCall {
   options: { location: ProgressLocation; title?: string; cancellable?: boolean };
   reports: Array<{ message?: string }>;
   source: CancellationTokenSource;
+  /** The task's promise settled: the progress is gone. */
+  ended: boolean;
 }
 
 export class StatusBarItem {
@@ -149,6 +151,7 @@ export class StatusBarItem {
 
 export class Webview {
   html = '';
+  options: Record<string, unknown> = {};
   readonly cspSource = 'vscode-resource:';
   readonly posted: any[] = [];
   readonly received = new EventEmitter<unknown>();
@@ -189,6 +192,66 @@ export class WebviewPanel {
       this.disposeEmitter.fire();
     }
   }
+}
+
+/** A view in a side bar (`registerWebviewViewProvider`), resolved when it is first shown. */
+export class WebviewView {
+  readonly webview = new Webview();
+  visible = true;
+  disposed = false;
+  /** The last `show(preserveFocus)`. */
+  shown: boolean[] = [];
+  readonly visibilityChanged = new EventEmitter<void>();
+  readonly disposeEmitter = new EventEmitter<void>();
+  readonly onDidChangeVisibility = this.visibilityChanged.event;
+  readonly onDidDispose = this.disposeEmitter.event;
+  constructor(readonly viewType: string) {}
+  show(preserveFocus?: boolean): void {
+    this.shown.push(preserveFocus === true);
+    this.setVisible(true);
+  }
+  setVisible(visible: boolean): void {
+    if (this.visible !== visible) {
+      this.visible = visible;
+      this.visibilityChanged.fire();
+    }
+  }
+  dispose(): void {
+    if (!this.disposed) {
+      this.disposed = true;
+      this.disposeEmitter.fire();
+    }
+  }
+}
+
+/** `createQuickPick`: shown, it takes the next of `stub.picks` (by label) and hides. */
+export class QuickPick<T extends { label: string }> {
+  title: string | undefined;
+  placeholder: string | undefined;
+  items: T[] = [];
+  activeItems: T[] = [];
+  selectedItems: T[] = [];
+  private readonly accepted = new EventEmitter<void>();
+  private readonly hidden = new EventEmitter<void>();
+  readonly onDidAccept = this.accepted.event;
+  readonly onDidHide = this.hidden.event;
+  show(): void {
+    stub.quickPicks.push({ items: this.items, options: { title: this.title, placeHolder: this.placeholder, active: this.activeItems } });
+    const wanted = stub.picks.shift();
+    const item = this.items.find((candidate) => candidate.label === wanted);
+    queueMicrotask(() => {
+      if (item !== undefined) {
+        this.selectedItems = [item];
+        this.accepted.fire();
+      } else {
+        this.hide();
+      }
+    });
+  }
+  hide(): void {
+    this.hidden.fire();
+  }
+  dispose(): void {}
 }
 
 export class OutputChannel {
@@ -233,6 +296,10 @@ export const stub = {
   progress: [] as ProgressCall[],
   statusBarItems: [] as StatusBarItem[],
   panels: [] as WebviewPanel[],
+  /** Side bar views by id, resolved through `<id>.focus` (as VS Code does when one is first shown). */
+  viewProviders: new Map<string, { resolveWebviewView(view: WebviewView): void }>(),
+  views: [] as WebviewView[],
+  clipboard: '',
   outputChannels: [] as OutputChannel[],
   commands: new Map<string, (...args: any[]) => unknown>(),
   executed: [] as unknown[][],
@@ -249,6 +316,9 @@ export function resetStub(): void {
   stub.progress = [];
   stub.statusBarItems = [];
   stub.panels = [];
+  stub.viewProviders.clear();
+  stub.views = [];
+  stub.clipboard = '';
   stub.outputChannels = [];
   stub.commands.clear();
   stub.executed = [];
@@ -261,8 +331,18 @@ export function changeSettings(values: Record<string, unknown>): void {
   stub.configurationChanged.fire({ affectsConfiguration: (section: string) => section === 'agentls' });
 }
 
+const activeTextEditorChanged = new EventEmitter<unknown>();
+
 export const window = {
   activeTextEditor: undefined as any,
+  onDidChangeActiveTextEditor: activeTextEditorChanged.event,
+  registerWebviewViewProvider(id: string, provider: { resolveWebviewView(view: WebviewView): void }): Disposable {
+    stub.viewProviders.set(id, provider);
+    return new Disposable(() => stub.viewProviders.delete(id));
+  },
+  createQuickPick<T extends { label: string }>(): QuickPick<T> {
+    return new QuickPick<T>();
+  },
   async showInputBox(): Promise<string | undefined> {
     return stub.inputs.shift();
   },
@@ -289,9 +369,13 @@ export const window = {
     options: ProgressCall['options'],
     task: (progress: { report(value: { message?: string }): void }, token: CancellationTokenSource['token']) => Thenable<R>,
   ): Thenable<R> {
-    const call: ProgressCall = { options, reports: [], source: new CancellationTokenSource() };
+    const call: ProgressCall = { options, reports: [], source: new CancellationTokenSource(), ended: false };
     stub.progress.push(call);
-    return task({ report: (value) => call.reports.push(value) }, call.source.token);
+    const result = task({ report: (value) => call.reports.push(value) }, call.source.token);
+    void Promise.resolve(result).finally(() => {
+      call.ended = true;
+    });
+    return result;
   },
   createStatusBarItem(id: string, alignment: StatusBarAlignment, priority: number): StatusBarItem {
     const item = new StatusBarItem(id, alignment, priority);
@@ -340,6 +424,14 @@ export const commands = {
   },
   async executeCommand(id: string, ...args: unknown[]): Promise<unknown> {
     stub.executed.push([id, ...args]);
+    const view = /^(.*)\.focus$/.exec(id)?.[1];
+    const provider = view !== undefined ? stub.viewProviders.get(view) : undefined;
+    if (provider !== undefined && !stub.views.some((candidate) => candidate.viewType === view && !candidate.disposed)) {
+      const resolved = new WebviewView(view!);
+      stub.views.push(resolved);
+      provider.resolveWebviewView(resolved);
+      return undefined;
+    }
     const run = stub.commands.get(id);
     return run?.(...args);
   },
@@ -348,5 +440,13 @@ export const commands = {
 export const extensions = {
   getExtension(): undefined {
     return undefined;
+  },
+};
+
+export const env = {
+  clipboard: {
+    async writeText(text: string): Promise<void> {
+      stub.clipboard = text;
+    },
   },
 };

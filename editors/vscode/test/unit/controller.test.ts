@@ -38,7 +38,7 @@ describe('AgentController commands', () => {
     assert.deepEqual(client.requests, []);
   });
 
-  test('Ask sends the selection and a workDoneToken; $/progress feeds the notification; the token is the notification’s', async () => {
+  test('Ask sends the selection and a workDoneToken; $/progress feeds the progress', async () => {
     const { client, ui, controller } = setUp();
     ui.selection = selection;
     ui.inputs.push('Why is x 1?');
@@ -61,8 +61,10 @@ describe('AgentController commands', () => {
       workDoneToken: 'test-token-1',
       context: { selection },
     });
-    assert.equal(seenToken, ui.progress[0].source.token, 'Cancel in the notification cancels the request');
+    assert.ok(seenToken !== undefined, 'the request carries a cancellation token');
     assert.equal(ui.progress[0].title, 'AgentLS: Why is x 1?');
+    assert.equal(ui.progress[0].window, true, 'a turn shows in the status bar');
+    assert.ok(ui.progress[0].done);
     assert.deepEqual(ui.progress[0].messages, ['Thinking…', 'Running `pytest -q`']);
     assert.equal(client.progress.size, 0, 'the progress handler is disposed');
     const turn = controller.pane('main')!.transcript.turn(1)!;
@@ -82,7 +84,7 @@ describe('AgentController commands', () => {
     );
     const pending = controller.submit('main', 'long job');
     assert.equal(controller.paneState('main'), 'running');
-    ui.progress[0].source.cancel();
+    ui.progress[0].cancel(); // the notification's Cancel (the transcript was hidden)
     assert.equal(await pending, undefined);
     assert.deepEqual(ui.errors, []);
     const e = mainEvents();
@@ -143,6 +145,13 @@ describe('AgentController commands', () => {
     ui.picks.push('high');
     assert.equal(await controller.setEffort(), 'high');
     assert.equal(controller.pane('main')!.effort, 'high');
+    // The picker opens on the current effort, marked.
+    const first = ui.shown.at(-1) as { active?: string; items: Array<{ value: string; label: string; description?: string }> };
+    assert.equal(first.active, 'medium');
+    assert.deepEqual(
+      first.items.find((item) => item.value === 'medium'),
+      { value: 'medium', label: '$(check) medium', description: 'current' },
+    );
     assert.equal(await controller.toggleFastMode(), true);
     assert.equal(await controller.toggleFastMode(), false);
     ui.picks.push(undefined as unknown as string);

@@ -14,10 +14,13 @@ import { BATCH_MS } from '../../src/panel';
 import { selectionOf } from '../../src/ui';
 import { AGENTLS, EXTENSION_DIR, REPO_DIR, waitFor } from '../support/env';
 import { LanguageClient } from '../support/languageclient';
-import { type WebviewPanel, changeSettings, resetStub, stub } from '../support/vscode';
+import { type WebviewPanel, type WebviewView, changeSettings, resetStub, stub } from '../support/vscode';
 
 interface Manifest {
-  contributes: { commands: Array<{ command: string; title: string; category: string }> };
+  contributes: {
+    commands: Array<{ command: string; title: string; category?: string }>;
+    menus: Record<string, Array<{ command: string }>>;
+  };
 }
 
 const manifest = JSON.parse(fs.readFileSync(path.join(EXTENSION_DIR, 'package.json'), 'utf8')) as Manifest;
@@ -34,6 +37,13 @@ async function activated(): Promise<LanguageClient> {
 
 function statusText(): string {
   return stub.statusBarItems[0].text;
+}
+
+/** The transcript view in the secondary side bar. */
+function sideBar(): WebviewView {
+  const found = stub.views.find((candidate) => candidate.viewType === 'agentls.transcript' && !candidate.disposed);
+  assert.ok(found, 'the transcript view in the side bar');
+  return found;
 }
 
 function panel(pane = 'main'): WebviewPanel {
@@ -62,13 +72,24 @@ describe('the extension in a stub VS Code', () => {
     await activated();
     const contributed = manifest.contributes.commands.map((command) => command.command).sort();
     assert.deepEqual([...stub.commands.keys()].sort(), contributed);
-    for (const command of manifest.contributes.commands) {
-      assert.equal(command.category, 'AgentLS', command.command);
+    // The palette shows "Category: Title"; a context menu shows the title alone, so its items carry the prefix.
+    const shown = Object.fromEntries(
+      manifest.contributes.commands.map((command) => [
+        command.command,
+        command.category !== undefined ? `${command.category}: ${command.title}` : command.title,
+      ]),
+    );
+    for (const [command, title] of Object.entries(shown)) {
+      assert.match(title, /^AgentLS: /, command);
+    }
+    for (const item of manifest.contributes.menus['editor/context']) {
+      const command = manifest.contributes.commands.find((candidate) => candidate.command === item.command);
+      assert.equal(command?.category, undefined, `${item.command}: no category, the prefix is in its title`);
     }
     const titles = Object.fromEntries(manifest.contributes.commands.map((command) => [command.command, command.title]));
     assert.deepEqual(titles, {
       'agentls.ask': 'Ask',
-      'agentls.askAboutSelection': 'Ask About Selection',
+      'agentls.askAboutSelection': 'AgentLS: Ask About Selection',
       'agentls.steer': 'Steer',
       'agentls.cancel': 'Cancel',
       'agentls.fork': 'Fork',
@@ -154,16 +175,17 @@ describe('the extension in a stub VS Code', () => {
     assert.match(String(stub.statusBarItems[0].tooltip), /Context 68\.0k of 272k tokens \(25%\)/);
   });
 
-  test('AgentLS: Ask runs a turn with a cancellable progress notification and streams into the transcript', async () => {
+  test('AgentLS: Ask runs a turn: progress in the status bar, Cancel in a notification only while the transcript is hidden', async () => {
     const client = await activated();
     let release: (() => void) | undefined;
+    let requestToken: vscode.CancellationToken | undefined;
     client.respond = async (method, params, token) => {
       assert.equal(method, 'agent/submit');
-      assert.ok(token !== undefined, 'the notification token goes to sendRequest');
+      requestToken = token;
       const event = (seq: number, extra: Record<string, unknown>) =>
         client.emit('agent/event', { pane: 'main', turnId: 1, seq, ...extra });
       client.sendProgress(params.workDoneToken, { kind: 'begin', title: 't', cancellable: true, message: 'Thinking…' });
-      event(1, { kind: 'turn.started', prompt: params.prompt });
+      event(1, { kind: 'turn.started', prompt: params.prompt, number: 1 });
       await new Promise<void>((resolve) => {
         release = resolve;
       });
@@ -177,17 +199,16 @@ describe('the extension in a stub VS Code', () => {
     stub.inputs.push('Hello agent');
     const done = vscode.commands.executeCommand('agentls.ask');
     await waitFor('the turn to start', () => release !== undefined);
-    const [progress] = stub.progress;
-    assert.deepEqual(progress.options, {
-      location: vscode.ProgressLocation.Notification,
-      title: 'AgentLS: Hello agent',
-      cancellable: true,
-    });
+    assert.ok(requestToken !== undefined, 'the request carries a cancellation token');
+    // The transcript opened in the side bar: the status bar has the progress, nothing covers the view.
+    const [status] = stub.progress;
+    assert.deepEqual(status.options, { location: vscode.ProgressLocation.Window, title: 'AgentLS: Hello agent', cancellable: false });
+    assert.equal(stub.progress.length, 1, 'no notification over the shown transcript');
     assert.deepEqual(stub.executed.filter((call) => call[1] === 'agentls.running').at(-1), ['setContext', 'agentls.running', true]);
     assert.match(statusText(), /running/);
 
-    // The transcript opened; its webview has a strict CSP and says it is ready.
-    const view = panel();
+    // The transcript; its webview has a strict CSP and says it is ready.
+    const view = sideBar();
     const html = view.webview.html;
     const nonce = /script-src 'nonce-([^']+)'/.exec(html)?.[1];
     assert.ok(nonce);
@@ -195,8 +216,21 @@ describe('the extension in a stub VS Code', () => {
     assert.ok(html.includes(`<script nonce="${nonce}" src="vscode-resource:///ext/dist/webview.js">`));
     assert.ok(!/https?:\/\//.test(html), 'no remote resources');
     view.webview.received.fire({ type: 'ready' });
-    assert.equal(view.webview.posted[0].type, 'replay');
-    assert.equal(view.webview.posted[0].inputs.length, 1);
+    const replay = view.webview.posted.find((message) => message.type === 'replay');
+    assert.equal(replay.pane, 'main');
+    assert.equal(replay.inputs.length, 1);
+
+    // Hidden, the transcript's Stop is out of reach: a cancellable notification stands in; shown again, it goes.
+    view.setVisible(false);
+    const notification = stub.progress[1];
+    assert.deepEqual(notification.options, {
+      location: vscode.ProgressLocation.Notification,
+      title: 'AgentLS: Hello agent',
+      cancellable: true,
+    });
+    view.setVisible(true);
+    await waitFor('the notification to go', () => notification.ended || undefined);
+    view.webview.received.fire({ type: 'ready' }); // shown again, the page reloads
 
     release!();
     await done;
@@ -205,11 +239,32 @@ describe('the extension in a stub VS Code', () => {
     const appended = appends.flatMap((message) => message.inputs);
     assert.ok(appends.length <= 2, `51 events in at most 2 messages (got ${appends.length})`);
     const states = view.webview.posted.filter((message) => message.type === 'state');
-    assert.ok(states.length <= 3, `a state message per change of state, not per event (got ${states.length})`);
+    assert.ok(states.length <= 4, `a state message per change of state, not per event (got ${states.length})`);
     assert.equal(appended.filter((input) => input.kind === 'message.delta').length, 50);
-    assert.deepEqual(progress.reports, [{ message: 'Thinking…' }, { message: 'Writing answer' }]);
+    assert.deepEqual(status.reports, [{ message: 'Thinking…' }, { message: 'Writing answer' }]);
+    await waitFor('the status bar progress to end', () => status.ended || undefined);
+    assert.equal(requestToken.isCancellationRequested, false);
     assert.match(statusText(), /idle/);
     assert.ok(BATCH_MS <= 50);
+  });
+
+  test('the hidden transcript’s notification cancels the turn’s request ($/cancelRequest)', async () => {
+    const client = await activated();
+    let requestToken: vscode.CancellationToken | undefined;
+    client.respond = async (_method, _params, token) => {
+      requestToken = token;
+      await new Promise<void>((resolve) => token!.onCancellationRequested(() => resolve()));
+      throw Object.assign(new Error('cancelled'), { code: -32800 });
+    };
+    stub.inputs.push('long job');
+    const done = vscode.commands.executeCommand('agentls.ask');
+    await waitFor('the request', () => requestToken);
+    sideBar().setVisible(false); // the user closed the side bar during the turn
+    const notification = stub.progress.find((call) => call.options.location === vscode.ProgressLocation.Notification);
+    assert.ok(notification, 'a notification while the transcript is hidden');
+    notification.source.cancel();
+    await done;
+    assert.equal(requestToken!.isCancellationRequested, true);
   });
 
   test('the view asks, steers, cancels and closes its pane through the commands’ logic', async () => {
@@ -222,9 +277,11 @@ describe('the extension in a stub VS Code', () => {
       return { pane: 'main', turnId: 1, status: 'completed', finalMessage: '' };
     };
     await vscode.commands.executeCommand('agentls.showTranscript');
-    const view = panel();
+    const view = sideBar();
+    view.webview.received.fire({ type: 'ready' });
     view.webview.received.fire({ type: 'steer', text: 'use tabs' });
-    view.webview.received.fire({ type: 'cancel' });
+    client.emit('agent/event', { pane: 'main', turnId: 1, seq: 1, kind: 'turn.started', prompt: 'p', number: 1 });
+    view.webview.received.fire({ type: 'stop' }); // a turn this window did not ask for: agent/cancel
     view.webview.received.fire({ type: 'stopTool', callId: 'call_7' }); // a tool call's Stop button
     view.webview.received.fire({ type: 'closePane' });
     view.webview.received.fire({ type: 'bogus' });
@@ -254,6 +311,76 @@ describe('the extension in a stub VS Code', () => {
         ['agent/closePane', { pane: 'main' }],
       ],
     );
+  });
+
+  test('agentls.transcriptLocation "editor": a tab per pane; back to the side bar at once', async () => {
+    stub.settings['agentls.transcriptLocation'] = 'editor';
+    const client = await activated();
+    await vscode.commands.executeCommand('agentls.showTranscript');
+    const tab = panel();
+    assert.equal(stub.views.length, 0, 'the side bar view is not opened');
+    client.emit('agent/event', { pane: 'fork-1', turnId: null, seq: 1, kind: 'pane.opened', items: 0 });
+    await vscode.commands.executeCommand('agentls.showTranscript');
+    assert.ok(panel('fork-1'));
+    changeSettings({ 'agentls.transcriptLocation': 'sideBar' });
+    await waitFor('the side bar view', () => stub.views.length > 0 || undefined);
+    assert.equal(tab.disposed, true, 'the editor tabs close');
+    const view = sideBar();
+    view.webview.received.fire({ type: 'ready' });
+    const tabs = view.webview.posted.find((message) => message.type === 'panes');
+    assert.deepEqual(
+      tabs.panes.map((entry: { pane: string }) => entry.pane),
+      ['main', 'fork-1'],
+    );
+    assert.equal(tabs.tabs, true);
+    // A tab click shows that pane; what the view sends then acts on it.
+    view.webview.received.fire({ type: 'showPane', pane: 'fork-1' });
+    view.webview.received.fire({ type: 'closePane' });
+    await waitFor('closePane', () => client.requests.find((request) => request.method === 'agent/closePane'));
+    assert.deepEqual(client.requests.find((request) => request.method === 'agent/closePane')?.params, { pane: 'fork-1' });
+  });
+
+  test('no API key: the status bar says so at start-up, not at the first Ask', async () => {
+    LanguageClient.starts.push(async (client) => {
+      client.initializeResult.capabilities.experimental.agentls.missingCredentials = 'no model is configured: set OPENAI_API_KEY';
+    });
+    await activated();
+    await waitFor('the warning', () => statusText() === '$(warning) AgentLS: no API key' || undefined);
+    assert.equal(stub.statusBarItems[0].command, 'agentls.showServerStatus');
+    assert.match(String(stub.statusBarItems[0].tooltip), /set OPENAI_API_KEY/);
+  });
+
+  test('clearing agentls.baseUrl offers a restart: the running server keeps the old value until then', async () => {
+    stub.settings['agentls.baseUrl'] = 'http://127.0.0.1:9/v1';
+    const client = await activated();
+    changeSettings({ 'agentls.baseUrl': '' });
+    await waitFor('the restart offer', () => stub.messages.length > 0 || undefined);
+    assert.deepEqual(client.notifications[0].params, { settings: { agentls: { baseUrl: '' } } });
+    assert.match(stub.messages[0].message, /agentls\.baseUrl was cleared: the server keeps the old value until it restarts/);
+    assert.deepEqual(stub.messages[0].actions, ['Restart Server']);
+  });
+
+  test('a failed turn: no toast over the shown transcript; hidden, a toast with the setting to open', async () => {
+    const client = await activated();
+    await vscode.commands.executeCommand('agentls.showTranscript');
+    const failed = (seq: number, turnId: number) =>
+      client.emit('agent/event', {
+        pane: 'main',
+        turnId,
+        seq,
+        kind: 'turn.finished',
+        status: 'failed',
+        finalMessage: '',
+        error: 'cannot reach the model',
+        failure: 'connection',
+      });
+    failed(1, 1);
+    sideBar().setVisible(false);
+    failed(2, 2);
+    await waitFor('the toast', () => stub.messages.length > 0 || undefined);
+    assert.equal(stub.messages.length, 1, 'one toast: the turn that failed while the transcript was hidden');
+    assert.equal(stub.messages[0].kind, 'error');
+    assert.deepEqual(stub.messages[0].actions, ['Show Transcript', 'Open agentls.baseUrl']);
   });
 
   test('settings changes reach the running server without a reload', async () => {

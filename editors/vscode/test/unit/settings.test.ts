@@ -38,6 +38,7 @@ describe('settings', () => {
       sessionRetention: 200,
       review: false,
       saveAfterEdit: true,
+      transcriptLocation: 'sideBar',
     });
   });
 

@@ -1,7 +1,15 @@
 import * as assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { AgentEvent, Receipt } from '../../src/protocol';
-import { MAX_TOOL_OUTPUT, type MessageEntry, type ToolCallEntry, Transcript, type TranscriptInput } from '../../src/transcript';
+import { retryLine, turnHeading } from '../../src/format';
+import {
+  MAX_TOOL_OUTPUT,
+  type MessageEntry,
+  type RetryEntry,
+  type ToolCallEntry,
+  Transcript,
+  type TranscriptInput,
+} from '../../src/transcript';
 
 /** Events of one pane with seq counted for us. */
 function stream(pane = 'main', start = 1): (event: Record<string, unknown>) => AgentEvent {
@@ -265,6 +273,46 @@ describe('Transcript', () => {
     const kinds = t.items.map((item) => item.type);
     assert.deepEqual(kinds, ['notice', 'earlier']);
     const earlier = t.items[1];
-    assert.equal(earlier.type === 'earlier' && earlier.title, 'What this fork inherited');
+    assert.equal(earlier.type === 'earlier' && earlier.title, 'What this fork inherited (1 prompt)');
+  });
+
+  test('retries collapse into one line that updates, and says how it ended; turns are numbered by the server', () => {
+    const e = stream();
+    const t = new Transcript();
+    t.apply(e({ kind: 'turn.started', prompt: 'p', number: 4 }));
+    const at = 1_000_000;
+    t.apply(e({ kind: 'model.retry', attempt: 1, maxAttempts: 5, delayMs: 2000, retryAt: at + 2000, failure: 'connection', reason: 'refused' }));
+    t.apply(e({ kind: 'model.retry', attempt: 2, maxAttempts: 5, delayMs: 4000, retryAt: at + 4000, failure: 'connection', reason: 'refused' }));
+    const turn = t.turnList()[0];
+    assert.equal(turn.number, 4);
+    assert.equal(turnHeading(turn), 'turn 4 · Running');
+    assert.equal(turn.entries.length, 1, 'one line for both retries');
+    const line = turn.entries[0] as RetryEntry;
+    assert.equal(retryLine(line, at + 1500), 'Cannot reach the model — retrying in 3 s (attempt 3 of 5).');
+    t.apply(e({ kind: 'message.delta', text: 'hi' }));
+    assert.equal(line.state, 'recovered');
+    assert.equal(retryLine(line, at), 'Cannot reach the model: the model answered after 2 retries.');
+    // A later failure starts a new line; the turn failing ends it.
+    t.apply(e({ kind: 'model.retry', attempt: 1, maxAttempts: 2, delayMs: 100, failure: 'rate_limit', reason: '429' }));
+    t.apply(e({ kind: 'turn.finished', status: 'failed', finalMessage: '', error: 'rate limited', failure: 'rate_limit' }));
+    const retries = turn.entries.filter((entry): entry is RetryEntry => entry.kind === 'retry');
+    assert.deepEqual(
+      retries.map((entry) => entry.state),
+      ['recovered', 'failed'],
+    );
+    assert.equal(retryLine(retries[1], at), 'Rate limited by the model server: gave up after 2 attempts.');
+    assert.equal(turn.failure, 'rate_limit');
+  });
+
+  test('New Session clears the view: the old conversation is stored, not shown', () => {
+    const e = stream();
+    const t = new Transcript();
+    t.apply(e({ kind: 'turn.started', prompt: 'old work' }));
+    t.apply(e({ kind: 'turn.finished', status: 'completed', finalMessage: 'done' }));
+    t.apply(e({ kind: 'pane.opened', turnId: null, items: 0 }));
+    assert.deepEqual(
+      t.items.map((item) => item.type),
+      ['notice'],
+    );
   });
 });
