@@ -82,6 +82,7 @@ interface Locator {
   getAttribute(name: string): Promise<string | null>;
   count(): Promise<number>;
   inputValue(): Promise<string>;
+  fill(value: string, options?: { timeout?: number }): Promise<void>;
   boundingBox(): Promise<{ x: number; y: number; width: number; height: number } | null>;
 }
 
@@ -988,8 +989,8 @@ async function stopFromTheTranscript(page: Page, frame: Frame, workspace: string
   if ((await input.inputValue()) !== 'typed while it runs') {
     throw new Error(`the input box did not take the text: ${JSON.stringify(await input.inputValue())}`);
   }
-  await page.keyboard.press('Control+A');
-  await page.keyboard.press('Backspace');
+  // Not Ctrl+A: a webview hands that key to the workbench, which selects the editor's text.
+  await input.fill('');
   const logFile = serverLog(workspace);
   const cancelsBefore = (fs.readFileSync(logFile, 'utf8').match(/\$\/cancelRequest for request/g) ?? []).length;
   await frame.locator('button[data-action="stop"]').click({ timeout: 10_000 });
@@ -999,6 +1000,9 @@ async function stopFromTheTranscript(page: Page, frame: Frame, workspace: string
     30_000,
     100,
   );
+  if (!fs.readFileSync(path.join(workspace, 'app.py'), 'utf8').includes('def greet')) {
+    throw new Error('typing into the transcript changed app.py');
+  }
   log(`typed into the input box during the turn; Stop sent $/cancelRequest (${path.basename(logFile)})`);
 }
 
