@@ -178,13 +178,28 @@ def profile(figure: str, sizes: Sizes, scratch: Path, out_dir: Path) -> int:
         )
         text += (
             "\n\nThe cancel path alone, in-process (bench/cancel_probe.py; cProfile between "
-            "TurnControl.cancel() and its receipt):\n\n" + (probe.stdout or probe.stderr)
+            "TurnControl.cancel() and its receipt):\n\n"
+            + _without_machine_paths(probe.stdout or probe.stderr)
         )
     (out_dir / f"{figure}.txt").write_text(text)
     (scratch / f"profile-{figure}-results.md").write_text(markdown(results))
     shutil.copy(raw, out_dir.parent / "out" / raw.name)
     print(text)
     return 0
+
+
+def _without_machine_paths(text: str) -> str:
+    """cProfile names files by absolute path: keep them relative (the
+    checkout, the venv's packages, the interpreter's library), so the
+    committed profile says nothing of this machine."""
+    import site
+
+    prefixes = [(str(Path(__file__).resolve().parents[1]) + "/", "")]
+    prefixes += [(folder + "/", "site-packages/") for folder in site.getsitepackages()]
+    prefixes.append((sys.base_prefix + "/", "<python>/"))
+    for prefix, short in prefixes:
+        text = text.replace(prefix, short)
+    return text
 
 
 def _importtime_rows(text: str) -> list[tuple[int, int, str]]:
