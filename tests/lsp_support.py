@@ -24,7 +24,7 @@ from pytest_lsp.protocol import LanguageClientProtocol
 from agentls.server.app import RawNotification, RawRequest, RawResponse
 
 from .editor_support import Editor
-from .support import WAIT
+from .support import WAIT, until_set
 
 API_KEY = "sk-test-DISTINCTIVE-key-6f1e2d3c4b5a"
 SERVER = [sys.executable, "-m", "agentls", "serve"]
@@ -80,13 +80,7 @@ class AgentClient(LanguageClient):
 
     async def until(self, predicate: Callable[[], Any], timeout: float = WAIT) -> Any:
         """Wait until ``predicate()`` is truthy; re-checked whenever a message arrives."""
-        async with asyncio.timeout(timeout):
-            while True:
-                value = predicate()
-                if value:
-                    return value
-                self._changed.clear()
-                await self._changed.wait()
+        return await until_set(self._changed, predicate, timeout)
 
     def of(self, kind: str, pane: str | None = None) -> list[dict[str, Any]]:
         return [e for e in self.events if e["kind"] == kind and (pane is None or e["pane"] == pane)]

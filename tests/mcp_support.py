@@ -26,7 +26,7 @@ import pytest
 from agentls.client.rpc import RpcClient
 from agentls.testing.fake_model import FakeModel
 
-from .support import WAIT, pid_alive
+from .support import WAIT, pid_alive, until_set
 
 # Keep in step with MCP_EVERYTHING_VERSION in the Makefile.
 EVERYTHING_VERSION = "2026.8.31"
@@ -178,11 +178,7 @@ class McpEditor:
         return pid
 
     async def until(self, predicate: Callable[[], Any], timeout: float = WAIT) -> Any:
-        async with asyncio.timeout(timeout):
-            while not (value := predicate()):
-                self.changed.clear()
-                await self.changed.wait()
-            return value
+        return await until_set(self.changed, predicate, timeout)
 
     async def servers(self) -> dict[str, dict[str, Any]]:
         result = await self.client.call("agent/mcpServers", {}, timeout=WAIT)

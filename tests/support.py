@@ -26,6 +26,18 @@ from agentls.testing.fake_model import FakeModelThread
 WAIT = 10.0  # seconds: the most any single wait in a test may take
 
 
+async def until_set(
+    changed: asyncio.Event, predicate: Callable[[], Any], timeout: float = WAIT
+) -> Any:
+    """Wait until ``predicate()`` is truthy, re-checked each time ``changed``
+    is set (by whoever records what arrives); returns its value."""
+    async with asyncio.timeout(timeout):
+        while not (value := predicate()):
+            changed.clear()
+            await changed.wait()
+        return value
+
+
 def model_config(base_url: str, **overrides: Any) -> ModelConfig:
     values: dict[str, Any] = {
         "model": "test-model",

@@ -22,7 +22,16 @@ import pytest
 from agentls.client.rpc import RpcClient
 from agentls.testing.fake_model import FakeModel, Reply
 
-from .support import SANDBOX, WAIT, needle, pid_alive, pids_in, processes_with, wait_processes
+from .support import (
+    SANDBOX,
+    WAIT,
+    needle,
+    pid_alive,
+    pids_in,
+    processes_with,
+    until_set,
+    wait_processes,
+)
 
 
 def tree(duration: str) -> str:
@@ -65,10 +74,7 @@ class Editor:
         return "".join(e["text"] for e in self.events if e["kind"] == "tool.output")
 
     async def pids(self, count: int) -> list[int]:
-        async with asyncio.timeout(WAIT):
-            while self.output().count("pid=") < count:
-                self.changed.clear()
-                await self.changed.wait()
+        await until_set(self.changed, lambda: self.output().count("pid=") >= count)
         return pids_in(self.output())
 
 

@@ -21,7 +21,7 @@ from agentls.sessions.paths import workspace_folder
 from agentls.sessions.replay import INTERRUPTED_OUTPUT
 from agentls.testing.fake_model import FakeModel, Reply
 
-from .support import WAIT, pids_in
+from .support import WAIT, pids_in, until_set
 
 KEY = "sk-test-SESSIONS-distinctive-1f2e3d4c5b6a"
 
@@ -49,11 +49,7 @@ class Client(RpcClient):
         return [e for e in self.events if e["kind"] == kind]
 
     async def until(self, predicate: Callable[[], Any], timeout: float = WAIT) -> Any:
-        async with asyncio.timeout(timeout):
-            while not (value := predicate()):
-                self.changed.clear()
-                await self.changed.wait()
-            return value
+        return await until_set(self.changed, predicate, timeout)
 
 
 def env_for(state: Path) -> dict[str, str]:
