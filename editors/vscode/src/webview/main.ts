@@ -21,7 +21,6 @@ import {
 } from '../format';
 import { type SelectionRef, selectionLabel, splitPrompt } from '../promptContext';
 import type { Citation, SessionEntry, Source } from '../protocol';
-import { renderDiff } from './diff';
 import {
   type Compaction,
   type CompactionItem,
@@ -448,7 +447,7 @@ class TranscriptRenderer {
     query(node, '.title').innerHTML = markdown.renderInline(entry.title);
     query(node, '.state').textContent = toolStatusLabel(entry);
     query<HTMLElement>(node, 'summary').title = JSON.stringify(entry.arguments, null, 2) ?? '';
-    toolRenderers.get(entry.tool)?.update(node, entry);
+    toolRenderers.get(entry.tool)?.update(node, entry, (message) => vscode.postMessage(message));
     if (entry.sources !== undefined && node.querySelector('.sources') === null) {
       const sources = links(entry.sources);
       sources.classList.add('sources');
@@ -466,12 +465,8 @@ class TranscriptRenderer {
     view.shown = entry.output.length;
     view.dropped = entry.droppedOutput;
     output.hidden = entry.output === '';
-    if (entry.diff !== undefined) {
-      // The diff replaces the patch's text; the entry stays open on it (the diff itself folds).
-      renderDiff(node, entry.diff, (diff) => vscode.postMessage({ type: 'openDiff', diff }));
-      node.querySelector(':scope > .args')?.setAttribute('hidden', '');
-    }
     if (!view.toggled) {
+      // An entry with a diff stays open on it (the diff itself folds).
       node.open = entry.status === 'running' || entry.diff !== undefined;
     }
   }
