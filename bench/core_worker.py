@@ -21,8 +21,9 @@ from typing import Any
 
 import anyio
 
-from agentls.agent.agent import Agent, user_message
+from agentls.agent.agent import Agent
 from agentls.agent.history import History
+from agentls.agent.items import user_message
 from agentls.config import AgentConfig, ModelConfig
 from agentls.model.client import ResponsesClient
 

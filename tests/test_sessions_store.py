@@ -14,8 +14,9 @@ from typing import Any
 import anyio
 import pytest
 
-from agentls.agent.agent import Agent, user_message
+from agentls.agent.agent import Agent
 from agentls.agent.errors import InvalidSnapshot
+from agentls.agent.items import user_message
 from agentls.agent.settings import SettingChange
 from agentls.agent.snapshot import check_items
 from agentls.model.types import Item

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentls.domain import Approval, Decision
-from agentls.tools.apply_patch import affected_paths
+from agentls.tools.patch.grammar import affected_paths
 from agentls.tools.registry import ToolCall
 from agentls.tools.workspace import PathOutsideWorkspace, Workspace
 

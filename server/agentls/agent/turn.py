@@ -6,7 +6,7 @@ import enum
 from collections import deque
 from collections.abc import Generator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import anyio
 
@@ -21,8 +21,13 @@ from agentls.agent.receipt import Receipt
 from agentls.domain import TurnStatus
 from agentls.model.types import ContextSize, Usage
 
-if TYPE_CHECKING:
-    from agentls.agent.agent import Agent
+
+class TurnOwner(Protocol):
+    """The agent a turn belongs to, as its handle and control need it."""
+
+    def admit_steer(self, turn: Turn, text: str) -> None: ...
+
+    def waiting_changed(self) -> None: ...
 
 
 class TurnState(enum.Enum):
@@ -48,7 +53,7 @@ class Turn:
     receipt) or TurnFailed. Dropping the handle does not cancel the turn.
     """
 
-    def __init__(self, agent: Agent, turn_id: int, prompt: str) -> None:
+    def __init__(self, agent: TurnOwner, turn_id: int, prompt: str) -> None:
         self._agent = agent
         self.id = turn_id
         self.prompt = prompt
@@ -128,7 +133,7 @@ class TurnControl:
             raise InvalidRequest("a steer needs some text")
         if turn.state is not TurnState.RUNNING or turn.cancel_requested:
             raise TurnNotSteerable()
-        turn._agent._admit_steer(turn, text)
+        turn._agent.admit_steer(turn, text)
 
     def cancel_if_queued(self) -> Receipt | None:
         """Cancel the turn now if it has not started (it never will); None if it has."""

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from agentls.agent import snapshot as snapshots
-from agentls.agent.agent import ABORTED_OUTPUT
+from agentls.agent.items import ABORTED_OUTPUT
 from agentls.model.types import Item
 from agentls.sessions.replay import INTERRUPTED_OUTPUT, Marks
 

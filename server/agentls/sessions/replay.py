@@ -179,7 +179,7 @@ def repair(state: Replayed, title: Callable[[Item], str]) -> Repair:
             said.append(f"{shown} did not finish; the model is told it was interrupted.")
     if state.steers:
         # Only resuming repairs, and it loads the agent anyway; listing does not.
-        from agentls.agent.agent import user_message
+        from agentls.agent.items import user_message
 
         base = len(state.items)
         state.items.extend(user_message(text) for text in state.steers)
