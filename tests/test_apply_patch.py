@@ -8,16 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from agentls.tools import apply_patch as ap
-from agentls.tools.apply_patch import (
-    FileChange,
-    PatchError,
-    affected_paths,
-    apply_patch,
-    main,
-    parse_patch,
-    seek_sequence,
-)
+from agentls.tools.apply_patch import apply_patch, main
+from agentls.tools.patch.errors import PatchError
+from agentls.tools.patch.grammar import affected_paths, parse_patch
+from agentls.tools.patch.plan import FileChange, PatchResult
+from agentls.tools.patch.seek import seek_sequence
 from agentls.tools.workspace import Workspace
 
 REPO = Path(__file__).resolve().parents[1]
@@ -43,7 +38,7 @@ def snapshot(root: Path) -> dict[str, bytes | str]:
     return tree
 
 
-def apply(root: Path, text: str) -> ap.PatchResult:
+def apply(root: Path, text: str) -> PatchResult:
     return apply_patch(text, Workspace(root))
 
 
@@ -494,6 +489,14 @@ def test_write_failure_midway_rolls_back(tmp_path: Path, monkeypatch: pytest.Mon
     # a.txt was already replaced when the second write failed: it is back,
     # the directories made for fresh/dir/b.txt are gone, no temp file is left.
     assert snapshot(tmp_path) == before
+
+
+def test_a_rejection_says_nothing_changed_whatever_words_it_quotes(tmp_path: Path) -> None:
+    # What became of the files is told by the failure's kind, not its words: a
+    # context line that mentions "restored" is still a patch that changed nothing.
+    (tmp_path / "a.py").write_text("def kept():\n    pass\n")
+    message = rejected(tmp_path, patch("*** Update File: a.py", "@@ def restored():", "-x", "+y"))
+    assert message.endswith("The patch was not applied; no files were changed.")
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root ignores directory permissions")
