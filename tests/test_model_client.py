@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 import time
 from collections.abc import Callable
@@ -102,6 +103,31 @@ async def test_broken_streams_end_in_a_readable_failure(tmp_path: Path, reply: s
         # The conversation stays valid for the next turn.
         with anyio.fail_after(WAIT):
             assert (await agent.prompt("again")).final_message == "unused"
+
+
+def _error_stream(error: dict[str, object]) -> bytes:
+    """A stream that is created, then reports ``error`` in an ``error`` event."""
+    created = {"type": "response.created", "sequence_number": 0, "response": {"id": "r"}}
+    event = {"type": "error", "sequence_number": 1, "error": error}
+    return b"".join(
+        f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in (created, event)
+    )
+
+
+async def test_an_in_stream_error_is_told_by_its_code_and_type_never_its_words(
+    tmp_path: Path,
+) -> None:
+    typed = {"type": "rate_limit_error", "code": "brand_new_code", "message": "Slow down."}
+    worded = {"code": "brand_new_code", "message": "Rate limit reached, says the text."}
+    async with FakeModel() as fake, running_agent(fake.base_url, tmp_path) as (agent, log):
+        fake.script(
+            Reply.raw_sse(_error_stream(typed)),
+            Reply.raw_sse(_error_stream(worded)),
+            Reply.text("ok"),
+        )
+        with anyio.fail_after(WAIT):
+            assert (await agent.prompt("go")).final_message == "ok"
+    assert [retry.failure for retry in log.of("model.retry")] == ["rate_limit", "server"]
 
 
 async def test_connection_refused_is_reported(tmp_path: Path) -> None:

@@ -257,10 +257,11 @@ def _error(error: dict[str, Any], fallback: str) -> ModelError:
     code = error.get("code") or error.get("type")
     message = error.get("message") or fallback
     known = failures.classify(code, message, error.get("param"))
+    if known is None and error.get("type") not in (None, code):
+        # A code we do not know, of a type we may (``rate_limit_error``…).
+        known = failures.classify(error.get("type"), message, error.get("param"))
     if known is not None:
         return known
     described = f"{message} ({code})" if code else str(message)
-    if "rate limit" in str(message).lower():
-        return failures.rate_limited(described, str(message))
     # Unknown in-stream errors are most often transient server trouble.
     return ModelError("server", described)
