@@ -105,7 +105,7 @@ async def test_broken_streams_end_in_a_readable_failure(tmp_path: Path, reply: s
             assert (await agent.prompt("again")).final_message == "unused"
 
 
-def _error_stream(error: dict[str, object]) -> bytes:
+def _error_stream(error: dict[str, str]) -> bytes:
     """A stream that is created, then reports ``error`` in an ``error`` event."""
     created = {"type": "response.created", "sequence_number": 0, "response": {"id": "r"}}
     event = {"type": "error", "sequence_number": 1, "error": error}
