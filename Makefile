@@ -214,3 +214,22 @@ mcp-tools: $(MCP_EVERYTHING)
 # Only the MCP tests.
 test-mcp: $(STAMP) mcp-tools
 	$(BIN)/pytest -q tests/test_mcp.py tests/test_mcp_config.py
+
+# --- the wire schema (issue 24; docs/architecture.md, "The wire schema") ---------------
+# server/agentls/schema/protocol.json is the one description of the agent/* wire;
+# `make schema` regenerates the Python, TypeScript and Lua types from it, and
+# `make test` fails when one of them is stale. TypeScript comes from
+# json-schema-to-typescript (a devDependency of the VS Code extension).
+JSON2TS := $(abspath $(VSCODE_DIR))/node_modules/.bin/json2ts
+SCHEMA_RUN := PATH="$(VSCODE_CACHE)/node24/node_modules/node/bin:$$PATH" \
+	$(BIN)/python -m agentls.schema.generate --json2ts "$(JSON2TS)"
+
+.PHONY: schema schema-check
+
+schema: $(STAMP) $(VSCODE_DEPS)
+	$(SCHEMA_RUN)
+
+schema-check: $(STAMP) $(VSCODE_DEPS)
+	$(SCHEMA_RUN) --check
+
+test: schema-check

@@ -50,6 +50,8 @@ async def client(
     yield
     if not lsp_client.stopped:
         await lsp_client.shutdown_session()
+    # Everything the server sent was what the wire schema says.
+    assert not lsp_client.wire_problems, lsp_client.wire_problems
 
 
 @pytest.fixture

@@ -25,6 +25,7 @@ from agentls.server.app import RawNotification, RawRequest, RawResponse
 
 from .editor_support import Editor
 from .support import WAIT, until_set
+from .wire_check import event_problems, result_problems
 
 API_KEY = "sk-test-DISTINCTIVE-key-6f1e2d3c4b5a"
 SERVER = [sys.executable, "-m", "agentls", "serve"]
@@ -68,10 +69,13 @@ class AgentClient(LanguageClient):
         self._ids = 0
         # Its open documents and what it does with workspace/applyEdit.
         self.editor = Editor(self)
+        # What the server sent that the wire schema does not describe.
+        self.wire_problems: list[str] = []
 
     # --- recording -------------------------------------------------------------------
 
     def record(self, params: dict[str, Any]) -> None:
+        self.wire_problems += event_problems(params)
         self.events.append(params)
         self._changed.set()
 
@@ -109,8 +113,13 @@ class AgentClient(LanguageClient):
         self._ids += 1
         msg_id = f"{method}-{self._ids}"
         future = self.protocol.send_request(method, params, msg_id=msg_id)
-        future.add_done_callback(lambda _: self.poke())
+        future.add_done_callback(lambda done: self._answered(method, done))
         return msg_id, future
+
+    def _answered(self, method: str, future: Future[Any]) -> None:
+        if not future.cancelled() and future.exception() is None:
+            self.wire_problems += result_problems(method, future.result())
+        self.poke()
 
     async def call(self, method: str, params: dict[str, Any], timeout: float = WAIT) -> Any:
         _, future = self.request(method, params)

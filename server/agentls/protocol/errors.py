@@ -1,5 +1,6 @@
-"""Protocol errors: every failure has a kind, and this table alone says which
-JSON-RPC code a kind is answered with.
+"""Protocol errors: every failure has a kind, and one table — the wire
+schema's ``x-errors`` (``schema/names.py``) — says which JSON-RPC code a kind
+is answered with.
 
 Nothing chooses a code by reading a message: messages are for people and may
 be reworded at will. The worker's failure kinds (``worker.messages.Failure``)
@@ -8,55 +9,19 @@ are a subset of the kinds here.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, get_args
 
 from pygls.exceptions import JsonRpcException
 
-from agentls.domain import FailureKind
+from agentls.schema.names import CODES, NAMES, ErrorKind
 
 if TYPE_CHECKING:
     from agentls.worker.messages import Failure
 
-ProtocolKind = Literal[
-    "parse_error",
-    "invalid_request",
-    "method_not_found",
-    "invalid_params",
-    "cancelled",
-]
-ErrorKind = ProtocolKind | FailureKind
+__all__ = ["ALL_KINDS", "CODES", "NAMES", "ErrorKind", "ProtocolError"]
 
-# The one table of error codes.
-CODES: dict[ErrorKind, int] = {
-    "parse_error": -32700,
-    "invalid_request": -32600,
-    "method_not_found": -32601,
-    "invalid_params": -32602,
-    "internal": -32603,
-    "cancelled": -32800,
-    "pane_unavailable": -32001,
-    "fork_already_open": -32002,
-    "stopping": -32003,
-    "pane_busy": -32004,
-    "session_not_found": -32005,
-    # Worker failures that are JSON-RPC's own errors.
-    "invalid": -32602,
-    "refused": -32600,
-}
-
-# How docs/protocol.md names each code of ours (a test checks the doc has them all).
-NAMES: dict[int, str] = {
-    -32700: "ParseError",
-    -32600: "InvalidRequest",
-    -32602: "InvalidParams",
-    -32001: "PaneUnavailable",
-    -32002: "ForkAlreadyOpen",
-    -32003: "AgentStopped",
-    -32004: "PaneBusy",
-    -32005: "SessionNotFound",
-}
-
-ALL_KINDS: tuple[ErrorKind, ...] = (*get_args(ProtocolKind), *get_args(FailureKind))
+# Every kind the wire schema gives a code (the worker's failure kinds among them).
+ALL_KINDS: tuple[ErrorKind, ...] = get_args(ErrorKind)
 
 
 class ProtocolError(JsonRpcException):

@@ -1,126 +1,104 @@
-"""The method table of the protocol: every method the server serves or sends,
-once. ``docs/protocol.md`` documents each of them (a test keeps the two in
-step), the server registers a handler for each client request (and checks at
-start-up that none is missing), and ``initialize`` advertises them.
+"""The method table of the protocol, as the wire schema describes it
+(``agentls/schema/protocol.json`` → ``schema/names.py``): every method the
+server serves or sends, once. ``docs/protocol.md`` documents each of them (a
+test keeps the two in step), the server registers a handler for each client
+request (and checks at start-up that none is missing), and ``initialize``
+advertises them.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
-
 from agentls.domain import EFFORTS
 from agentls.model.models import model_info
-
-PROTOCOL_VERSION = 2
-MAX_FORKS = 1
-
-SUBMIT = "agent/submit"
-STEER = "agent/steer"
-CANCEL = "agent/cancel"
-FORK = "agent/fork"
-CLOSE_PANE = "agent/closePane"
-SET_EFFORT = "agent/setEffort"
-SET_FAST_MODE = "agent/setFastMode"
-SET_APPROVAL = "agent/setApproval"
-AUXILIARY = "agent/auxiliary"
-NEW_SESSION = "agent/newSession"
-CANCEL_TOOL = "agent/cancelTool"
-PROCESSES = "agent/processes"
-MCP_SERVERS = "agent/mcpServers"
-MCP_RESTART = "agent/mcpRestart"
-MCP_REVOKE = "agent/mcpRevoke"
-COMPACT = "agent/compact"
-INSTRUCTIONS = "agent/instructions"
-SESSIONS = "agent/sessions"
-RESUME = "agent/resume"
-DELETE_SESSION = "agent/deleteSession"
-HISTORY = "agent/history"
-SET_REVIEW = "agent/setReview"
-EVENT = "agent/event"
-REQUEST_APPROVAL = "agent/requestApproval"
-DIAGNOSTICS = "agent/diagnostics"
-# workspace/executeCommand: runs a turn, for clients with nothing of ours.
-ASK_COMMAND = "agentls.ask"
-
-Direction = Literal["client→server", "server→client"]
-
-
-@dataclass(frozen=True, slots=True)
-class Method:
-    name: str
-    direction: Direction
-    kind: Literal["request", "notification"]
-    # Its params type in ``protocol.types`` (client requests), by name: the
-    # classes are defined on first use, so that start-up does not pay for them.
-    params: str | None = None
-
-
-METHODS: tuple[Method, ...] = (
-    Method(SUBMIT, "client→server", "request", "SubmitParams"),
-    Method(STEER, "client→server", "request", "SteerParams"),
-    Method(CANCEL, "client→server", "request", "CancelParams"),
-    Method(FORK, "client→server", "request", "ForkParams"),
-    Method(CLOSE_PANE, "client→server", "request", "ClosePaneParams"),
-    Method(SET_EFFORT, "client→server", "request", "SetEffortParams"),
-    Method(SET_FAST_MODE, "client→server", "request", "SetFastModeParams"),
-    Method(SET_APPROVAL, "client→server", "request", "SetApprovalParams"),
-    Method(AUXILIARY, "client→server", "request", "AuxiliaryParams"),
-    Method(NEW_SESSION, "client→server", "request", "NewSessionParams"),
-    Method(CANCEL_TOOL, "client→server", "request", "CancelToolParams"),
-    Method(PROCESSES, "client→server", "request", "ProcessesParams"),
-    Method(MCP_SERVERS, "client→server", "request", "McpServersParams"),
-    Method(MCP_RESTART, "client→server", "request", "McpRestartParams"),
-    Method(MCP_REVOKE, "client→server", "request", "McpRevokeParams"),
-    Method(COMPACT, "client→server", "request", "CompactParams"),
-    Method(INSTRUCTIONS, "client→server", "request", "InstructionsParams"),
-    Method(SESSIONS, "client→server", "request", "SessionsParams"),
-    Method(RESUME, "client→server", "request", "ResumeParams"),
-    Method(DELETE_SESSION, "client→server", "request", "DeleteSessionParams"),
-    Method(HISTORY, "client→server", "request", "HistoryParams"),
-    Method(SET_REVIEW, "client→server", "request", "SetReviewParams"),
-    Method(EVENT, "server→client", "notification"),
-    Method(REQUEST_APPROVAL, "server→client", "request"),
-    Method(DIAGNOSTICS, "server→client", "request"),
+from agentls.schema.names import (
+    ASK_COMMAND,
+    AUXILIARY,
+    CANCEL,
+    CANCEL_TOOL,
+    CLOSE_PANE,
+    COMPACT,
+    DELETE_SESSION,
+    DIAGNOSTICS,
+    EVENT,
+    FORK,
+    HISTORY,
+    INSTRUCTIONS,
+    MCP_RESTART,
+    MCP_REVOKE,
+    MCP_SERVERS,
+    METHODS,
+    NEW_SESSION,
+    PROCESSES,
+    PROTOCOL_VERSION,
+    REQUEST_APPROVAL,
+    RESUME,
+    SESSIONS,
+    SET_APPROVAL,
+    SET_EFFORT,
+    SET_FAST_MODE,
+    SET_REVIEW,
+    STEER,
+    SUBMIT,
+    Method,
 )
+from agentls.schema.names import EVENT_KINDS as EVENT_TYPES
+
+__all__ = [
+    "ASK_COMMAND",
+    "AUXILIARY",
+    "BY_NAME",
+    "CANCEL",
+    "CANCEL_TOOL",
+    "CLIENT_REQUESTS",
+    "CLOSE_PANE",
+    "COMPACT",
+    "DELETE_SESSION",
+    "DIAGNOSTICS",
+    "EVENT",
+    "EVENT_KINDS",
+    "FORK",
+    "HISTORY",
+    "INSTRUCTIONS",
+    "MAX_FORKS",
+    "MCP_RESTART",
+    "MCP_REVOKE",
+    "MCP_SERVERS",
+    "METHODS",
+    "NEW_SESSION",
+    "PROCESSES",
+    "PROTOCOL_VERSION",
+    "REQUEST_APPROVAL",
+    "RESUME",
+    "SESSIONS",
+    "SET_APPROVAL",
+    "SET_EFFORT",
+    "SET_FAST_MODE",
+    "SET_REVIEW",
+    "STEER",
+    "SUBMIT",
+    "Method",
+    "capabilities",
+    "params_type",
+]
+
+MAX_FORKS = 1
 
 BY_NAME: dict[str, Method] = {method.name: method for method in METHODS}
 # The requests a client may send, in table order.
 CLIENT_REQUESTS: tuple[str, ...] = tuple(
-    m.name for m in METHODS if m.direction == "client→server" and m.kind == "request"
+    m.name for m in METHODS if m.sender == "client" and m.kind == "request"
 )
-
-EVENT_KINDS = (
-    "turn.started",
-    "message.delta",
-    "reasoning.delta",
-    "tool.started",
-    "tool.output",
-    "tool.finished",
-    "steer.admitted",
-    "steer.applied",
-    "usage",
-    "turn.finished",
-    "pane.opened",
-    "pane.closed",
-    "model.retry",
-    "plan.updated",
-    "tool.preparing",
-    "compaction.started",
-    "compaction.finished",
-    "message.citations",
-    "message.refusal",
-    "session.resumed",
-)
+EVENT_KINDS: tuple[str, ...] = tuple(EVENT_TYPES)
 
 
 def params_type(name: str) -> type:
-    """The params class of a client request."""
-    from agentls.protocol import types
+    """The params class of a client request (defined on first use, so that
+    answering ``initialize`` does not pay for them)."""
+    from agentls.schema import wire
 
     params = BY_NAME[name].params
     assert params is not None, f"{name} takes no params type"
-    cls: type = getattr(types, params)
+    cls: type = getattr(wire, params)
     return cls
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentls.protocol.types import Context
+from agentls.schema.wire import Context
 from agentls.server.paths import uri_to_path
 
 _FENCE = "```"

@@ -18,7 +18,7 @@ from lsprotocol import types as lsp
 from agentls.protocol import errors
 from agentls.protocol.converter import parse
 from agentls.protocol.methods import ASK_COMMAND as ASK
-from agentls.protocol.types import AskArguments, Context, Range, Selection
+from agentls.schema.wire import AskArguments, Context, Range, Selection
 from agentls.server.paths import uri_to_path
 from agentls.tools.base import shorten
 

@@ -56,7 +56,7 @@ end
 --- Usage and turn.finished only update the meter (the connection handles them too).
 --- @param conn agentls.Connection
 --- @param pane agentls.Pane
---- @param ev table
+--- @param ev agentls.AgentEvent
 function M.on_event(conn, pane, ev)
   local kind = ev.kind
   local t = pane.transcript

@@ -91,7 +91,7 @@ local function scratch(lines, name, filetype)
 end
 
 --- Opens the review tab pages; `done(answer)` once the user decides.
---- @param params table agent/requestApproval params (with `diff`)
+--- @param params agentls.ApprovalParams agent/requestApproval params (with `diff`)
 --- @param root string the workspace
 function M.ask(params, root, done)
   local files = M.parse(util.nn(params.diff) or "")

@@ -117,17 +117,18 @@ end
 
 --- A human message for a JSON-RPC error of the protocol.
 function M.describe_error(err)
+  local codes = require("agentls.wire").errors
   local code = type(err) == "table" and err.code or nil
   local message = type(err) == "table" and (err.message or vim.inspect(err)) or tostring(err)
-  if code == -32001 then
+  if code == codes.PaneUnavailable then
     return "that pane is not available any more (" .. message .. ")"
-  elseif code == -32002 then
+  elseif code == codes.ForkAlreadyOpen then
     return "a fork is already open: close it first with :AgentClosePane"
-  elseif code == -32003 then
+  elseif code == codes.AgentStopped then
     return "the server is shutting down"
-  elseif code == -32004 then
+  elseif code == codes.PaneBusy then
     return "busy: " .. message .. " (a pane must be idle: :AgentCancel)"
-  elseif code == -32005 then
+  elseif code == codes.SessionNotFound then
     return message
   end
   return message

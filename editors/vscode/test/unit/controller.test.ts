@@ -254,7 +254,7 @@ describe('AgentController commands', () => {
     assert.equal(controller.pane('main')!.effort, 'xhigh');
     assert.equal(controller.pane('main')!.fastMode, true);
     // A new server counts seq from 1 again, and fork-1 may be reused.
-    controller.handleEvent({ pane: 'main', seq: 1, turnId: 1, kind: 'turn.started', prompt: 'again' });
+    controller.handleEvent({ pane: 'main', seq: 1, turnId: 1, kind: 'turn.started', prompt: 'again', number: 1 });
     controller.handleEvent({ pane: 'fork-1', seq: 1, turnId: null, kind: 'pane.opened', items: 1 });
     assert.deepEqual(controller.pane('main')!.transcript.gaps, []);
     assert.deepEqual(controller.paneNames(), ['main', 'fork-1']);

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { AgentEvent, Receipt } from '../../src/protocol';
+import type { AgentEvent, Receipt, Usage } from '../../src/protocol';
 import { retryLine, turnHeading } from '../../src/format';
 import {
   MAX_TOOL_OUTPUT,
@@ -29,6 +29,8 @@ const receipt: Receipt = {
   killedProcesses: 2,
   survivingProcesses: 0,
 };
+
+const usage: Usage = { inputTokens: 0, outputTokens: 0, reasoningTokens: 0, cachedTokens: 0 };
 
 describe('Transcript', () => {
   test('folds a turn: prompt, coalesced deltas into one message, tool call, final status', () => {
@@ -71,7 +73,7 @@ describe('Transcript', () => {
     t.apply(e({ kind: 'turn.started', prompt: 'p' }));
     assert.equal(t.state(), 'running');
     t.apply(e({ kind: 'tool.started', callId: 'c1', tool: 'exec_command', title: 'Running `sleep 9`', arguments: {} }));
-    t.apply(e({ kind: 'turn.finished', status: 'cancelled', finalMessage: '', receipt }));
+    t.apply(e({ kind: 'turn.finished', status: 'cancelled', finalMessage: '', usage, receipt }));
     assert.equal(t.state(), 'cancelled');
     const [turn] = t.turnList();
     assert.deepEqual(turn.receipt, receipt);
@@ -85,7 +87,7 @@ describe('Transcript', () => {
   test('seq: duplicates are dropped, a gap is recorded and shown, the event still applies', () => {
     const t = new Transcript();
     const base = { pane: 'main', turnId: 1 };
-    assert.equal(t.apply({ ...base, seq: 1, kind: 'turn.started', prompt: 'p' }), 'applied');
+    assert.equal(t.apply({ ...base, seq: 1, kind: 'turn.started', prompt: 'p', number: 1 }), 'applied');
     assert.equal(t.apply({ ...base, seq: 2, kind: 'message.delta', text: 'a' }), 'applied');
     assert.equal(t.apply({ ...base, seq: 2, kind: 'message.delta', text: 'a' }), 'duplicate');
     assert.equal(t.apply({ ...base, seq: 1, kind: 'message.delta', text: 'x' }), 'duplicate');
@@ -96,7 +98,7 @@ describe('Transcript', () => {
     assert.ok(notice !== undefined && notice.type === 'notice' && notice.level === 'warning');
     assert.match(notice.text, /2 events of main went missing \(seq 3–4\)/);
     // The final message repairs the text the lost deltas carried.
-    t.apply({ ...base, seq: 6, kind: 'turn.finished', status: 'completed', finalMessage: 'abcd' });
+    t.apply({ ...base, seq: 6, kind: 'turn.finished', status: 'completed', finalMessage: 'abcd', usage });
     assert.equal((t.turnList()[0].entries[0] as MessageEntry).text, 'abcd');
   });
 
@@ -130,7 +132,7 @@ describe('Transcript', () => {
 
   test('a queued turn cancelled before it started still shows, with its prompt from the submit result', () => {
     const t = new Transcript();
-    t.apply({ pane: 'main', seq: 1, turnId: 7, kind: 'turn.finished', status: 'cancelled', finalMessage: '', receipt });
+    t.apply({ pane: 'main', seq: 1, turnId: 7, kind: 'turn.finished', status: 'cancelled', finalMessage: '', usage, receipt });
     assert.equal(t.turn(7)?.prompt, '');
     t.apply({ kind: 'local.result', prompt: 'queued one', result: { pane: 'main', turnId: 7, status: 'cancelled', finalMessage: '' } });
     assert.equal(t.turn(7)?.prompt, 'queued one');
@@ -139,7 +141,7 @@ describe('Transcript', () => {
 
   test('the submit result finishes a turn whose turn.finished went missing', () => {
     const t = new Transcript();
-    t.apply({ pane: 'main', seq: 1, turnId: 1, kind: 'turn.started', prompt: 'p' });
+    t.apply({ pane: 'main', seq: 1, turnId: 1, kind: 'turn.started', prompt: 'p', number: 1 });
     t.apply({ kind: 'local.result', result: { pane: 'main', turnId: 1, status: 'completed', finalMessage: 'done' } });
     assert.equal(t.turn(1)?.status, 'completed');
     assert.equal((t.turn(1)?.entries[0] as MessageEntry).text, 'done');
@@ -173,11 +175,11 @@ describe('Transcript', () => {
 
   test('the server stopping fails running turns and restarts seq', () => {
     const t = new Transcript();
-    t.apply({ pane: 'main', seq: 1, turnId: 1, kind: 'turn.started', prompt: 'p' });
+    t.apply({ pane: 'main', seq: 1, turnId: 1, kind: 'turn.started', prompt: 'p', number: 1 });
     t.apply({ kind: 'local.serverStopped', reason: 'The server stopped.' });
     assert.equal(t.turn(1)?.status, 'failed');
     assert.equal(t.turn(1)?.error, 'The server stopped.');
-    assert.equal(t.apply({ pane: 'main', seq: 1, turnId: 2, kind: 'turn.started', prompt: 'q' }), 'applied');
+    assert.equal(t.apply({ pane: 'main', seq: 1, turnId: 2, kind: 'turn.started', prompt: 'q', number: 1 }), 'applied');
     assert.deepEqual(t.gaps, []);
   });
 

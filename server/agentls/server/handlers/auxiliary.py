@@ -9,7 +9,7 @@ import anyio
 
 from agentls.agent.interrupt import CancelToken
 from agentls.protocol import errors, methods
-from agentls.protocol.types import AuxiliaryParams
+from agentls.schema.wire import AuxiliaryParams
 from agentls.server.handlers.registry import handles
 from agentls.server.handlers.turns import check_prompt
 from agentls.worker import messages as wm

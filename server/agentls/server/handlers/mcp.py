@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentls.mcp.manager import ServerInfo, UnknownServer
 from agentls.protocol import errors, methods
-from agentls.protocol.types import McpRestartParams, McpRevokeParams, McpServersParams
+from agentls.schema.wire import McpRestartParams, McpRevokeParams, McpServersParams
 from agentls.server.handlers.registry import handles
 
 if TYPE_CHECKING:

@@ -6,7 +6,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from agentls.protocol import errors, methods
-from agentls.protocol.types import ClosePaneParams, ForkParams, NewSessionParams
+from agentls.schema.wire import ClosePaneParams, ForkParams, NewSessionParams
 from agentls.server.handlers.registry import handles
 from agentls.worker import messages as wm
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from agentls.protocol import errors, methods
-from agentls.protocol.types import DeleteSessionParams, HistoryParams, ResumeParams, SessionsParams
+from agentls.schema.wire import DeleteSessionParams, HistoryParams, ResumeParams, SessionsParams
 from agentls.server.handlers.registry import handles
 
 if TYPE_CHECKING:

@@ -10,7 +10,12 @@ from agentls.agent.settings import SettingChange
 from agentls.domain import SettingName
 from agentls.protocol import errors, methods
 from agentls.protocol.converter import camel
-from agentls.protocol.types import SettingParams
+from agentls.schema.wire import (
+    SetApprovalParams,
+    SetEffortParams,
+    SetFastModeParams,
+    SetReviewParams,
+)
 from agentls.server.handlers.registry import handles
 from agentls.worker import messages as wm
 
@@ -29,18 +34,31 @@ _CONFIGURATION: dict[str, SettingName] = {
 }
 
 
+SettingParams = SetEffortParams | SetFastModeParams | SetApprovalParams | SetReviewParams
+
+# Each setting request: the setting it changes and the param that carries the
+# new value (answered as ``{pane, <param>: value}``).
+_SETTING: dict[type, tuple[SettingName, str]] = {
+    SetEffortParams: ("effort", "effort"),
+    SetFastModeParams: ("fast_mode", "enabled"),
+    SetApprovalParams: ("approval", "approval"),
+    SetReviewParams: ("review", "enabled"),
+}
+
+
 @handles(methods.SET_EFFORT, methods.SET_FAST_MODE, methods.SET_APPROVAL, methods.SET_REVIEW)
 async def change_setting(server: AgentServer, params: SettingParams) -> dict[str, Any]:
     """Change the setting in the pane and answer once its agent has taken it."""
     conn = await server.connection()
     conn.check_pane(params.pane)
-    value = getattr(params, params.field)
+    setting, field = _SETTING[type(params)]
+    value = getattr(params, field)
     reply: wm.Completion[wm.SettingChanged] = wm.Completion()
-    change = SettingChange(params.setting, value)
+    change = SettingChange(setting, value)
     result = await conn.command(wm.ChangeSetting(params.pane, change, reply), reply)
     if result.failure is not None:
         raise errors.from_failure(result.failure)
-    return {"pane": params.pane, camel(params.field): value}
+    return {"pane": params.pane, camel(field): value}
 
 
 async def apply_configuration(server: AgentServer, settings: Any) -> None:

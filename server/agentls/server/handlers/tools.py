@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from agentls.protocol import errors, methods
-from agentls.protocol.types import CancelToolParams, ProcessesParams
+from agentls.schema.wire import CancelToolParams, ProcessesParams
 from agentls.server.handlers.registry import handles
 from agentls.worker import messages as wm
 

@@ -12,7 +12,7 @@ import anyio
 from agentls.agent.receipt import Receipt
 from agentls.model.types import Usage
 from agentls.protocol import convert, errors, methods
-from agentls.protocol.types import CancelParams, ProgressToken, SteerParams, SubmitParams
+from agentls.schema.wire import CancelParams, ProgressToken, SteerParams, SubmitParams
 from agentls.server.context import compose_prompt
 from agentls.server.handlers.registry import handles
 from agentls.server.progress import THINKING, TurnProgress
