@@ -319,7 +319,7 @@ class Run:
     async def imports(self) -> None:
         """Import costs in a fresh interpreter (context for the start-up figure)."""
         out: dict[str, list[float]] = {}
-        modules = ("lsprotocol.types", "pygls.lsp.server", "openai", "agentls.server.app")
+        modules = ("lsprotocol.types", "pygls.lsp.server", "openai", "agentls.lsp.app")
         for module in modules if self.sizes.import_reps else ():
             code = (
                 "import time; t = time.perf_counter(); import "

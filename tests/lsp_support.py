@@ -21,7 +21,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 from pytest_lsp.protocol import LanguageClientProtocol
 
-from agentls.server.app import RawNotification, RawRequest, RawResponse
+from agentls.lsp.app import RawNotification, RawRequest, RawResponse
 
 from .editor_support import Editor
 from .support import WAIT, until_set

@@ -10,7 +10,7 @@ import random
 from lsprotocol import types as lsp
 from pygls.workspace import TextDocument
 
-from agentls.server.documents import LspTextDocument
+from agentls.lsp.documents import LspTextDocument
 from agentls.tools.line_diff import LineChange, changed_runs
 
 

@@ -174,7 +174,7 @@ def test_every_initialization_option_is_documented() -> None:
 
 
 def test_every_request_in_the_table_has_a_handler_and_no_other() -> None:
-    from agentls.server.handlers import HANDLERS
+    from agentls.lsp.handlers import HANDLERS
 
     assert set(HANDLERS) == set(methods.CLIENT_REQUESTS)
 

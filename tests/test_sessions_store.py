@@ -435,7 +435,7 @@ def test_paired_calls_of_every_kind_pass() -> None:
 
 async def test_history_says_when_its_bound_dropped_events(monkeypatch: pytest.MonkeyPatch) -> None:
     from agentls.agent import events as ev
-    from agentls.server import relay as relays
+    from agentls.lsp import relay as relays
 
     monkeypatch.setattr(relays, "HISTORY_EVENTS", 5)
     sent: list[dict[str, Any]] = []

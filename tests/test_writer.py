@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from agentls.server.writer import (
+from agentls.lsp.writer import (
     DEFAULT_LIMIT,
     CoalescingWriter,
     Lost,
@@ -199,7 +199,7 @@ async def test_a_full_pipe_never_blocks_the_loop(caplog: pytest.LogCaptureFixtur
         assert not stuck, "the loop was blocked in a write"
         assert writer.unsent() > (1 << 20) - 2 * SMALL_PIPE
         # Nobody reads: closing gives up after the stall instead of hanging.
-        with caplog.at_level(logging.WARNING, "agentls.server.writer"):
+        with caplog.at_level(logging.WARNING, "agentls.lsp.writer"):
             assert not await asyncio.wait_for(writer.aclose(stall=0.2), WAIT)
         assert "bytes the editor did not read" in caplog.text
         assert not losses
@@ -256,7 +256,7 @@ async def test_past_the_bound_the_editor_is_taken_for_gone(
         # Read again: the accepted messages, whole and in order, and nothing else.
         data = await asyncio.to_thread(read_exactly, read_end, sum(map(len, accepted)))
         assert data == b"".join(accepted)
-        with caplog.at_level(logging.WARNING, "agentls.server.writer"):
+        with caplog.at_level(logging.WARNING, "agentls.lsp.writer"):
             assert not await writer.aclose()  # lost: no waiting for the editor
         assert "2 messages (8196 bytes) were not sent: the editor stopped reading" in caplog.text
         assert unread(read_end) == 0
@@ -292,7 +292,7 @@ async def test_a_closed_pipe_loses_the_connection_without_an_error(
         writer.write(b"more")
         await asyncio.sleep(0)
         assert writer.dropped_messages == 1
-        with caplog.at_level(logging.WARNING, "agentls.server.writer"):
+        with caplog.at_level(logging.WARNING, "agentls.lsp.writer"):
             assert not await asyncio.wait_for(writer.aclose(), WAIT)
         assert "the editor closed the connection" in caplog.text
 

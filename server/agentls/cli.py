@@ -29,14 +29,14 @@ def _serve(args: argparse.Namespace) -> int:
 
         return run_bridge(Path.cwd(), args.linger, args.log_level)
     from agentls.config import claim_api_key
-    from agentls.server import logs
+    from agentls.lsp import logs
 
     # First: from here on the key lives in our memory only, not in our environment.
     claim_api_key()
 
     logs.configure(args.log_level, args.log_file)
-    from agentls.server.app import AgentServer, ServerOptions
-    from agentls.server.transport import serve_stdio, serve_tcp, serve_ws
+    from agentls.lsp.app import AgentServer, ServerOptions
+    from agentls.lsp.transport import serve_stdio, serve_tcp, serve_ws
 
     address = args.tcp or args.ws
     if address is not None and not _loopback(address[0]) and not args.allow_remote:
@@ -60,7 +60,7 @@ def _serve(args: argparse.Namespace) -> int:
     generated = False
     if address is not None:
         # Imported here: stdio, what editors use, need not pay for it.
-        from agentls.server import tokens
+        from agentls.lsp import tokens
 
         # Any local process (any web page, for --ws) can reach the port: a
         # client must always present the token.
@@ -82,8 +82,8 @@ def _serve(args: argparse.Namespace) -> int:
     if args.listen is not None:
         from pathlib import Path
 
-        from agentls.server.attach import serve_listen
-        from agentls.server.transport import _limit
+        from agentls.lsp.attach import serve_listen
+        from agentls.lsp.transport import _limit
 
         limit = _limit()
         if limit is None:
@@ -111,8 +111,8 @@ def _bridge_logs(server: object) -> None:
     import logging
 
     from agentls.config import api_key
-    from agentls.server.app import AgentServer
-    from agentls.server.logs import ClientLogHandler
+    from agentls.lsp.app import AgentServer
+    from agentls.lsp.logs import ClientLogHandler
 
     assert isinstance(server, AgentServer)
 

@@ -2,7 +2,7 @@
  * A prompt as the server composed it for the model (`turn.started.prompt`,
  * a session's user entries): the user's words, then what they pointed at —
  * "The user selected this in app.py (lines 8-12):" and the text in a fence
- * (server/agentls/server/context.py). The transcript shows the words and the
+ * (server/agentls/lsp/context.py). The transcript shows the words and the
  * selection as a chip (`app.py:8–12`), not the pasted text. Pure, shared with
  * the webview.
  */

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.workspace import TextDocument, Workspace
 
-from agentls.server.paths import uri_to_path
+from agentls.lsp.paths import uri_to_path
 from agentls.text import text_lines
 
 if TYPE_CHECKING:

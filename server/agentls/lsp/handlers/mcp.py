@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from agentls.lsp.handlers.registry import handles
 from agentls.mcp.manager import ServerInfo, UnknownServer
 from agentls.protocol import errors, methods
 from agentls.schema.wire import McpRestartParams, McpRevokeParams, McpServersParams
-from agentls.server.handlers.registry import handles
 
 if TYPE_CHECKING:
-    from agentls.server.app import AgentServer
+    from agentls.lsp.app import AgentServer
 
 
 def _server(info: ServerInfo) -> dict[str, Any]:

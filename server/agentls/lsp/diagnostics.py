@@ -12,14 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from agentls.lsp.approval import ask_editor
+from agentls.lsp.paths import uri_to_path
 from agentls.protocol import methods
-from agentls.server.approval import ask_editor
-from agentls.server.paths import uri_to_path
 from agentls.tools.base import Tool
 from agentls.tools.diagnostics import SEVERITIES, Diagnostic, GetDiagnostics
 
 if TYPE_CHECKING:
-    from agentls.server.app import AgentServer
+    from agentls.lsp.app import AgentServer
 
 log = logging.getLogger(__name__)
 

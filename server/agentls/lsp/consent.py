@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
+from agentls.lsp.approval import ask_editor
 from agentls.mcp.consent import ConsentRequest
-from agentls.server.approval import ask_editor
 
 if TYPE_CHECKING:
-    from agentls.server.app import AgentServer
+    from agentls.lsp.app import AgentServer
 
 ALLOW = "Allow"
 DENY = "Don't allow"

@@ -5,13 +5,13 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
+from agentls.lsp.handlers.registry import handles
 from agentls.protocol import errors, methods
 from agentls.schema.wire import ClosePaneParams, ForkParams, NewSessionParams
-from agentls.server.handlers.registry import handles
 from agentls.worker import messages as wm
 
 if TYPE_CHECKING:
-    from agentls.server.app import AgentServer
+    from agentls.lsp.app import AgentServer
 
 
 @handles(methods.FORK)

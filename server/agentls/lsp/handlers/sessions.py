@@ -6,12 +6,12 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from agentls.lsp.handlers.registry import handles
 from agentls.protocol import errors, methods
 from agentls.schema.wire import DeleteSessionParams, HistoryParams, ResumeParams, SessionsParams
-from agentls.server.handlers.registry import handles
 
 if TYPE_CHECKING:
-    from agentls.server.app import AgentServer
+    from agentls.lsp.app import AgentServer
 
 
 @handles(methods.SESSIONS)

@@ -31,11 +31,11 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentls.server.framing import read_messages
-from agentls.server.writer import Lost, StreamWriterAdapter
+from agentls.lsp.framing import read_messages
+from agentls.lsp.writer import Lost, StreamWriterAdapter
 
 if TYPE_CHECKING:
-    from agentls.server.app import AgentServer
+    from agentls.lsp.app import AgentServer
 
 log = logging.getLogger(__name__)
 
@@ -117,7 +117,7 @@ def serve_listen(server: AgentServer, path: Path, linger: float, limit: int) -> 
 
 
 async def _serve(server: AgentServer, path: Path, linger: float, limit: int) -> int:
-    from agentls.server.transport import _answered
+    from agentls.lsp.transport import _answered
 
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):

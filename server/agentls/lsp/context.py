@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agentls.lsp.paths import uri_to_path
 from agentls.schema.wire import Context
-from agentls.server.paths import uri_to_path
 
 _FENCE = "```"
 

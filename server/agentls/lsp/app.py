@@ -34,15 +34,15 @@ from pygls.protocol.language_server import lsp_method
 from agentls import __version__
 from agentls.config import ModelConfig
 from agentls.domain import DEFAULT_MODEL
+from agentls.lsp.paths import outside_client_folders, workspace_from
 from agentls.protocol import errors, methods
 from agentls.protocol.converter import camel, parse
 from agentls.protocol.options import InitializationOptions
-from agentls.server.paths import outside_client_folders, workspace_from
 
 if TYPE_CHECKING:
-    from agentls.server.attach import Attachment
-    from agentls.server.connection import Connection
-    from agentls.server.edits import EditorFiles
+    from agentls.lsp.attach import Attachment
+    from agentls.lsp.connection import Connection
+    from agentls.lsp.edits import EditorFiles
 
 log = logging.getLogger(__name__)
 
@@ -87,7 +87,7 @@ def _own_client(capabilities: lsp.ClientCapabilities) -> bool:
 
 def _token_matches(given: object, expected: str) -> bool:
     # Imported here: answering initialize on stdio need not pay for it.
-    from agentls.server.tokens import matches
+    from agentls.lsp.tokens import matches
 
     return matches(given, expected)
 
@@ -425,7 +425,7 @@ class AgentProtocol(LanguageServerProtocol):
         """What every initialize does besides pygls's: open documents split
         into lines as LSP does; agentls's own clients, which have an Ask of
         their own, are not offered the ``agentls.ask`` command."""
-        from agentls.server.documents import replacing
+        from agentls.lsp.documents import replacing
 
         if self._workspace is not None:
             self._workspace = replacing(self._workspace)
@@ -490,7 +490,7 @@ class AgentServer(LanguageServer):
     def files(self) -> EditorFiles:
         """The editor's documents and edits, for the tools."""
         if self._files is None:
-            from agentls.server.edits import EditorFiles
+            from agentls.lsp.edits import EditorFiles
 
             self._files = EditorFiles(self)
         return self._files
@@ -534,10 +534,10 @@ class AgentServer(LanguageServer):
 
     async def _start(self) -> Connection:
         await asyncio.to_thread(load_connection_code)  # off the loop; done already if preload won
-        from agentls.server.approval import EditorApprover
-        from agentls.server.connection import Connection
-        from agentls.server.consent import EditorConsent
-        from agentls.server.diagnostics import EditorTools
+        from agentls.lsp.approval import EditorApprover
+        from agentls.lsp.connection import Connection
+        from agentls.lsp.consent import EditorConsent
+        from agentls.lsp.diagnostics import EditorTools
 
         assert self.configured is not None
         options, root = self.configured
@@ -612,7 +612,7 @@ class AgentServer(LanguageServer):
         """
 
         async def dispatch(raw: Any) -> Any:
-            from agentls.server.handlers import HANDLERS
+            from agentls.lsp.handlers import HANDLERS
 
             handler, params_type = HANDLERS[name], methods.params_type(name)
             task = asyncio.current_task()
@@ -650,7 +650,7 @@ class AgentServer(LanguageServer):
 
         @self.command(methods.ASK_COMMAND)
         async def ask(*arguments: Any) -> dict[str, Any]:
-            from agentls.server.plain import run_ask
+            from agentls.lsp.plain import run_ask
 
             return await run_ask(self, list(arguments))
 
@@ -659,13 +659,13 @@ class AgentServer(LanguageServer):
             lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix]),
         )
         def code_actions(params: lsp.CodeActionParams) -> list[lsp.CodeAction] | None:
-            from agentls.server.plain import actions_for
+            from agentls.lsp.plain import actions_for
 
             return actions_for(self, params) or None
 
         @self.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
         async def did_change_configuration(params: lsp.DidChangeConfigurationParams) -> None:
-            from agentls.server.handlers.settings import apply_configuration
+            from agentls.lsp.handlers.settings import apply_configuration
 
             if self.configured is not None:  # before initialize there is nothing to change
                 await apply_configuration(self, params.settings)

@@ -8,8 +8,7 @@ declares the methods it serves with ``@handles``; the method table itself
 
 from __future__ import annotations
 
-from agentls.protocol import methods
-from agentls.server.handlers import (
+from agentls.lsp.handlers import (
     auxiliary,
     context,
     mcp,
@@ -19,7 +18,8 @@ from agentls.server.handlers import (
     tools,
     turns,
 )
-from agentls.server.handlers.registry import HANDLERS, Handler
+from agentls.lsp.handlers.registry import HANDLERS, Handler
+from agentls.protocol import methods
 
 __all__ = ["HANDLERS", "Handler"]
 

@@ -22,9 +22,9 @@ import threading
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from agentls.server.app import AgentServer
-from agentls.server.framing import read_messages
-from agentls.server.writer import (
+from agentls.lsp.app import AgentServer
+from agentls.lsp.framing import read_messages
+from agentls.lsp.writer import (
     CoalescingWriter,
     Lost,
     OnLost,
@@ -99,7 +99,7 @@ def _announce(server: AgentServer, scheme: str, address: tuple[Any, ...]) -> Non
     where = f"agentls listening on {scheme}://{address[0]}:{address[1]}"
     token = server.options.token
     if token is not None and server.options.publish_token:
-        from agentls.server.tokens import publish
+        from agentls.lsp.tokens import publish
 
         path = publish(token, scheme, int(address[1]))
         atexit.register(_remove, path)

@@ -10,17 +10,17 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from agentls.agent.receipt import Receipt
+from agentls.lsp.context import compose_prompt
+from agentls.lsp.handlers.registry import handles
+from agentls.lsp.progress import THINKING, TurnProgress
 from agentls.model.types import Usage
 from agentls.protocol import convert, errors, methods
 from agentls.schema.wire import CancelParams, ProgressToken, SteerParams, SubmitParams
-from agentls.server.context import compose_prompt
-from agentls.server.handlers.registry import handles
-from agentls.server.progress import THINKING, TurnProgress
 from agentls.tools.base import shorten
 from agentls.worker import messages as wm
 
 if TYPE_CHECKING:
-    from agentls.server.app import AgentServer
+    from agentls.lsp.app import AgentServer
 
 log = logging.getLogger(__name__)
 

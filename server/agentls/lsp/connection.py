@@ -27,13 +27,13 @@ from agentls.agent.history import History
 from agentls.agent.interrupt import CancelToken
 from agentls.agent.settings import Settings
 from agentls.config import AgentConfig, ModelConfig, SandboxPolicy, ToolConfig, parse_effort
+from agentls.lsp.progress import TurnProgress, describe, end_message
+from agentls.lsp.relay import EventRelay
 from agentls.mcp.consent import ConsentAsker
 from agentls.mcp.manager import STOP_GRACE, McpManager
 from agentls.model.client import ResponsesClient
 from agentls.protocol import errors
 from agentls.protocol.options import InitializationOptions
-from agentls.server.progress import TurnProgress, describe, end_message
-from agentls.server.relay import EventRelay
 from agentls.sessions import entries
 from agentls.sessions.paths import workspace_folder
 from agentls.sessions.recorder import SessionRecorder

@@ -8,14 +8,14 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from agentls.agent.interrupt import CancelToken
+from agentls.lsp.handlers.registry import handles
+from agentls.lsp.handlers.turns import check_prompt
 from agentls.protocol import errors, methods
 from agentls.schema.wire import AuxiliaryParams
-from agentls.server.handlers.registry import handles
-from agentls.server.handlers.turns import check_prompt
 from agentls.worker import messages as wm
 
 if TYPE_CHECKING:
-    from agentls.server.app import AgentServer
+    from agentls.lsp.app import AgentServer
 
 
 @handles(methods.AUXILIARY)

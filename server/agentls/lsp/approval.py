@@ -21,7 +21,7 @@ from agentls.protocol import methods
 from agentls.tools.base import shorten
 
 if TYPE_CHECKING:
-    from agentls.server.app import AgentServer
+    from agentls.lsp.app import AgentServer
 
 log = logging.getLogger(__name__)
 

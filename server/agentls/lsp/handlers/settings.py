@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentls.agent.settings import SettingChange
 from agentls.domain import SettingName
+from agentls.lsp.handlers.registry import handles
 from agentls.protocol import errors, methods
 from agentls.protocol.converter import camel
 from agentls.schema.wire import (
@@ -16,11 +17,10 @@ from agentls.schema.wire import (
     SetFastModeParams,
     SetReviewParams,
 )
-from agentls.server.handlers.registry import handles
 from agentls.worker import messages as wm
 
 if TYPE_CHECKING:
-    from agentls.server.app import AgentServer
+    from agentls.lsp.app import AgentServer
 
 log = logging.getLogger(__name__)
 

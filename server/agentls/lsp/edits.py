@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING
 import anyio
 from lsprotocol import types as lsp
 
-from agentls.server.approval import ask_editor
-from agentls.server.documents import OpenDocuments
+from agentls.lsp.approval import ask_editor
+from agentls.lsp.documents import OpenDocuments
 from agentls.tools.files import EditRefused, FileEdit, OpenText, line_changes, text_lines
 
 if TYPE_CHECKING:
-    from agentls.server.app import AgentServer
+    from agentls.lsp.app import AgentServer
 
 log = logging.getLogger(__name__)
 

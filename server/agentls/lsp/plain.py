@@ -15,16 +15,16 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
+from agentls.lsp.paths import uri_to_path
 from agentls.protocol import errors
 from agentls.protocol.converter import parse
 from agentls.protocol.methods import ASK_COMMAND as ASK
 from agentls.schema.wire import AskArguments, Context, Range, Selection
-from agentls.server.paths import uri_to_path
 from agentls.tools.base import shorten
 
 if TYPE_CHECKING:
-    from agentls.server.app import AgentServer
-    from agentls.server.connection import Connection
+    from agentls.lsp.app import AgentServer
+    from agentls.lsp.connection import Connection
     from agentls.worker import messages as wm
 
 log = logging.getLogger(__name__)
@@ -128,7 +128,7 @@ async def run_ask(server: AgentServer, arguments: list[Any]) -> dict[str, Any]:
             context = Context(selection=Selection(ask.uri, ask.range, text))
         else:
             context = Context(documents=[ask.uri])
-    from agentls.server.context import compose_prompt
+    from agentls.lsp.context import compose_prompt
     from agentls.worker import messages as wm
 
     conn = await server.connection()
@@ -150,8 +150,8 @@ async def _report(
     prompt: str,
 ) -> None:
     """Progress while the turn runs; its answer in a message when it ends."""
-    from agentls.server.handlers.turns import open_progress
-    from agentls.server.progress import THINKING
+    from agentls.lsp.handlers.turns import open_progress
+    from agentls.lsp.progress import THINKING
     from agentls.worker import messages as wm
 
     try:
