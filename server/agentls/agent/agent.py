@@ -25,6 +25,7 @@ import anyio.abc
 from agentls.agent import project_docs
 from agentls.agent import snapshot as snapshots
 from agentls.agent.approval import Approver
+from agentls.agent.compaction import CompactionMode
 from agentls.agent.context import ContextMeter
 from agentls.agent.errors import (
     AgentBusy,
@@ -251,7 +252,7 @@ class Agent:
 
     async def run_compaction(
         self, reason: str, turn_id: int | None, sink: Any, focus: str | None = None
-    ) -> tuple[int, int, str, Usage]:
+    ) -> tuple[int, int, CompactionMode, Usage]:
         """Compact the conversation (on the owner task, between steps)."""
         return await self._compactor.compact(reason, turn_id, sink, focus)
 

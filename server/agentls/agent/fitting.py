@@ -11,6 +11,7 @@ from typing import Any
 import anyio
 
 from agentls.agent import compaction
+from agentls.agent.compaction import CompactionMode
 from agentls.agent.events import CompactionFinished, CompactionStarted
 from agentls.agent.history import History
 from agentls.agent.requests import Requests
@@ -32,10 +33,10 @@ class CompactionJob:
 
     focus: str | None
     done: anyio.Event = field(default_factory=anyio.Event)
-    outcome: tuple[int, int, str] | None = None
+    outcome: tuple[int, int, CompactionMode] | None = None
     error: Exception | None = None
 
-    async def result(self) -> tuple[int, int, str]:
+    async def result(self) -> tuple[int, int, CompactionMode]:
         """Tokens before and after, and the mode ("summary" or "trim")."""
         await self.done.wait()
         if self.error is not None:
@@ -70,7 +71,7 @@ class Compactor:
 
     async def compact(
         self, reason: str, turn_id: int | None, sink: Any, focus: str | None = None
-    ) -> tuple[int, int, str, Usage]:
+    ) -> tuple[int, int, CompactionMode, Usage]:
         """Compact the conversation (on the owner task, between steps)."""
         requests = self._requests
         before = requests.context_size().tokens

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import itertools
 import json
 import logging
 import os
@@ -34,15 +33,15 @@ from pygls.protocol.language_server import lsp_method
 from agentls import __version__
 from agentls.config import ModelConfig
 from agentls.domain import DEFAULT_MODEL
+from agentls.lsp.cancel import SoftCancel
 from agentls.lsp.paths import outside_client_folders, workspace_from
 from agentls.protocol import errors, methods
 from agentls.protocol.converter import camel, parse
 from agentls.protocol.options import InitializationOptions
 
 if TYPE_CHECKING:
-    from agentls.lsp.attach import Attachment
-    from agentls.lsp.connection import Connection
-    from agentls.lsp.edits import EditorFiles
+    from agentls.lsp.attachment import Attachment
+    from agentls.lsp.face import LspFace
 
 log = logging.getLogger(__name__)
 
@@ -128,28 +127,6 @@ class ServerOptions:
     publish_token: bool = False
     # Browser origins a --ws client may come from (others are refused).
     allowed_origins: tuple[str, ...] = ()
-
-
-class SoftCancel:
-    """``$/cancelRequest`` for a submit: cancels the turn, not the handler task,
-    so the request is answered with the turn's (cancelled) result."""
-
-    __slots__ = ("_callback", "requested")
-
-    def __init__(self) -> None:
-        self.requested = False
-        self._callback: Callable[[], None] | None = None
-
-    def request(self) -> None:
-        self.requested = True
-        if self._callback is not None:
-            self._callback()
-
-    def on_request(self, callback: Callable[[], None]) -> None:
-        """Call ``callback`` when cancellation is requested (now, if it already was)."""
-        self._callback = callback
-        if self.requested:
-            callback()
 
 
 def _credentials(options: InitializationOptions) -> dict[str, object]:
@@ -367,7 +344,7 @@ class AgentProtocol(LanguageServerProtocol):
                 f"initializationOptions.workspace: {str(root)!r} is outside the client's "
                 f"workspace folders ({outside})"
             )
-        # The connection (agents, worker, model client) starts once the client
+        # The service (agents, worker, model client) starts once the client
         # has this answer (``initialized``), so that answering initialize pays
         # only for pygls itself.
         server.configured = (options, root)
@@ -408,7 +385,7 @@ class AgentProtocol(LanguageServerProtocol):
         result: lsp.InitializeResult = yield from super().lsp_initialize(params)
         self._documents_as_lsp_splits_them(params, result)
         attachment.ready = True
-        panes = sorted(server.connection_panes())
+        panes = sorted(server.face.panes()) if server.face_made else []
         result.capabilities.experimental = {
             "agentls": {
                 **methods.capabilities(),
@@ -443,11 +420,13 @@ class AgentProtocol(LanguageServerProtocol):
 
 
 def load_connection_code() -> None:
-    pass
+    """Import the LSP face, the service and the agent stack (off the loop)."""
+    import agentls.lsp.face
+    import agentls.lsp.handlers  # noqa: F401
 
 
 def preload() -> None:
-    """Import what the connection and the first turn need (on a background thread)."""
+    """Import what the service and the first turn need (on a background thread)."""
     load_connection_code()
     from agentls.model.client import warm_up
 
@@ -468,10 +447,9 @@ class AgentServer(LanguageServer):
             max_workers=4,
         )
         self.options = options or ServerOptions()
-        # Set by initialize; the connection is made from it.
+        # Set by initialize; the service starts from it.
         self.configured: tuple[InitializationOptions, Path] | None = None
-        self._connection: Connection | None = None
-        self._starting: asyncio.Task[Connection] | None = None
+        self._face: LspFace | None = None
         self.exit_requested = asyncio.Event()
         self.exit_code = 0
         self.shutdown_requested = False
@@ -479,21 +457,33 @@ class AgentServer(LanguageServer):
         self.soft_cancels: dict[Any, SoftCancel] = {}
         # Set when serving editors one after another (``serve --listen``).
         self.attachment: Attachment | None = None
-        # Turn ids are unique for the life of the server, whatever pane or session.
-        self._turn_ids = itertools.count(1)
         # Editors that have sent initialize (more than one: windows that reattach).
         self.initializations = 0
-        self._files: EditorFiles | None = None
         self._register()
 
     @property
-    def files(self) -> EditorFiles:
-        """The editor's documents and edits, for the tools."""
-        if self._files is None:
-            from agentls.lsp.edits import EditorFiles
+    def face(self) -> LspFace:
+        """The LSP face of the service (made on first use, after initialize:
+        answering initialize does not pay for it)."""
+        if self._face is None:
+            from agentls.lsp.editor import LspEditor
+            from agentls.lsp.face import LspFace
 
-            self._files = EditorFiles(self)
-        return self._files
+            editor = LspEditor(self, lambda: self.client_ready, lambda: self.initializations)
+            self._face = LspFace(
+                self,
+                editor,
+                self._notify_event,
+                self._unsent,
+                lambda: self.shutdown_requested or self.exit_requested.is_set(),
+                lambda: self.configured,
+                self.soft_cancels,
+            )
+        return self._face
+
+    @property
+    def face_made(self) -> bool:
+        return self._face is not None
 
     @property
     def intake(self) -> Callable[[bytes | str], None]:
@@ -502,11 +492,10 @@ class AgentServer(LanguageServer):
         assert isinstance(protocol, AgentProtocol)
         return protocol.receive
 
-    # --- the connection ------------------------------------------------------------------
-
     @property
     def started(self) -> bool:
-        return self._connection is not None
+        """The service runs."""
+        return self._face is not None and self._face.started
 
     @property
     def client_ready(self) -> bool:
@@ -515,63 +504,11 @@ class AgentServer(LanguageServer):
             return False
         return self.attachment is None or self.attachment.ready
 
-    def connection_panes(self) -> list[str]:
-        return list(self._connection.panes()) if self._connection is not None else []
-
-    async def connection(self) -> Connection:
-        """The running connection, started on first use after initialize."""
-        if self._connection is not None:
-            if self._connection.stopping:
-                raise errors.stopping()
-            return self._connection
-        if self.configured is None:
-            raise errors.invalid_request("the server is not initialized yet: send initialize first")
-        if self.shutdown_requested or self.exit_requested.is_set():
-            raise errors.stopping()
-        if self._starting is None:
-            self._starting = asyncio.ensure_future(self._start())
-        return await asyncio.shield(self._starting)
-
-    async def _start(self) -> Connection:
-        await asyncio.to_thread(load_connection_code)  # off the loop; done already if preload won
-        from agentls.lsp.approval import EditorApprover
-        from agentls.lsp.connection import Connection
-        from agentls.lsp.consent import EditorConsent
-        from agentls.lsp.diagnostics import EditorTools
-
-        assert self.configured is not None
-        options, root = self.configured
-        connection = Connection(
-            self._notify_event,
-            EditorApprover(self),
-            self.next_turn_id,
-            self._warn_user,
-            EditorConsent(self),
-            self._unsent,
-            files=self.files,
-            editor_tools=EditorTools(self, root),
-        )
-        await connection.start(options, root)
-        self._connection = connection
-        return connection
-
     async def stop_connection(self) -> None:
         """Cancel every turn, answer every request, kill every process."""
-        if self._starting is not None:
-            try:
-                await self._starting
-            except Exception:
-                pass
-        if self._connection is not None:
-            await self._connection.stop()
+        if self._face is not None:
+            await self._face.stop()
         await self.wait_for_requests()
-
-    def _warn_user(self, message: str) -> None:
-        """Something the user must know: shown in the editor, and logged."""
-        log.warning("%s", message)
-        self.window_show_message(
-            lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=message)
-        )
 
     def _notify_event(self, params: dict[str, Any]) -> None:
         # A plain dict goes straight to json.dumps: the cheapest notification pygls can send.
@@ -587,42 +524,31 @@ class AgentServer(LanguageServer):
             self.exit_code = code
             self.exit_requested.set()
 
-    def next_turn_id(self) -> int:
-        return next(self._turn_ids)
-
-    def soft_cancel(self) -> SoftCancel:
-        """The soft cancel of the request being handled (a fresh one if it has none)."""
-        msg_id = self.protocol.msg_id
-        return self.soft_cancels.get(msg_id) or SoftCancel()
-
-    def forget_request(self) -> None:
-        self.soft_cancels.pop(self.protocol.msg_id, None)
-
-    @property
-    def supports_progress(self) -> bool:
-        window = self.client_capabilities.window if self.protocol._workspace else None
-        return bool(window and window.work_done_progress)
-
     # --- handlers -----------------------------------------------------------------------
 
     def _dispatcher(self, name: str) -> Callable[[Any], Awaitable[Any]]:
-        """The pygls handler of one ``agent/*`` method: parse, then delegate.
+        """The pygls handler of one ``agent/*`` method: parse, then delegate;
+        a ServiceError is answered with the code of its kind.
 
         Handler modules are imported on the first request, not at start-up.
         """
 
         async def dispatch(raw: Any) -> Any:
             from agentls.lsp.handlers import HANDLERS
+            from agentls.service.errors import ServiceError
 
             handler, params_type = HANDLERS[name], methods.params_type(name)
             task = asyncio.current_task()
             assert task is not None
             self._inflight.add(task)
+            face = self.face
             try:
-                return await handler(self, parse(raw, params_type))
+                return await handler(face, parse(raw, params_type))
+            except ServiceError as exc:
+                raise errors.ProtocolError(exc.kind, exc.message, exc.data) from None
             finally:
                 self._inflight.discard(task)
-                self.forget_request()
+                face.forget_request()
 
         return dispatch
 
@@ -640,9 +566,10 @@ class AgentServer(LanguageServer):
         @self.feature(lsp.INITIALIZED)
         async def initialized(*_: Any) -> None:
             # Load the SDK on a thread of its own meanwhile, and start the
-            # connection now: the first submit finds everything ready.
+            # service now: the first submit finds everything ready.
             threading.Thread(target=preload, name="preload", daemon=True).start()
-            await self.connection()
+            await asyncio.to_thread(load_connection_code)  # done already if preload won
+            await self.face.service()
 
         @self.feature(lsp.SHUTDOWN)
         async def shutdown(*_: Any) -> None:
@@ -652,7 +579,7 @@ class AgentServer(LanguageServer):
         async def ask(*arguments: Any) -> dict[str, Any]:
             from agentls.lsp.plain import run_ask
 
-            return await run_ask(self, list(arguments))
+            return await run_ask(self.face, list(arguments))
 
         @self.feature(
             lsp.TEXT_DOCUMENT_CODE_ACTION,
@@ -661,14 +588,15 @@ class AgentServer(LanguageServer):
         def code_actions(params: lsp.CodeActionParams) -> list[lsp.CodeAction] | None:
             from agentls.lsp.plain import actions_for
 
-            return actions_for(self, params) or None
+            root = self.configured[1] if self.configured is not None else None
+            return actions_for(root, params) or None
 
         @self.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
         async def did_change_configuration(params: lsp.DidChangeConfigurationParams) -> None:
             from agentls.lsp.handlers.settings import apply_configuration
 
             if self.configured is not None:  # before initialize there is nothing to change
-                await apply_configuration(self, params.settings)
+                await apply_configuration(self.face, params.settings)
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         # Errors are answered to the request that caused them; never pop up a

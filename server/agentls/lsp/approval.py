@@ -12,16 +12,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
 
 from agentls.agent.approval import ApprovalDecision, ApprovalRequest
 from agentls.protocol import methods
 from agentls.tools.base import shorten
-
-if TYPE_CHECKING:
-    from agentls.lsp.app import AgentServer
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +30,7 @@ _BY_TITLE = {ALLOW_ONCE: "allow", ALLOW_SESSION: "allowSession", DENY: "deny"}
 
 
 class EditorApprover:
-    def __init__(self, server: AgentServer) -> None:
+    def __init__(self, server: LanguageServer) -> None:
         self._server = server
 
     def _native(self) -> bool:
@@ -45,8 +43,7 @@ class EditorApprover:
         agentls = experimental.get("agentls")
         return isinstance(agentls, dict) and agentls.get("requestApproval") is True
 
-    async def __call__(self, request: ApprovalRequest) -> ApprovalDecision:
-        pane = (await self._server.connection()).pane_of(request.turn_id)
+    async def __call__(self, pane: str, request: ApprovalRequest) -> ApprovalDecision:
         if self._native():
             params: dict[str, Any] = {
                 "pane": pane,
@@ -85,7 +82,7 @@ class EditorApprover:
         return await ask_editor(self._server, method, params, "approval")
 
 
-async def ask_editor(server: AgentServer, method: str, params: Any, what: str) -> Any:
+async def ask_editor(server: LanguageServer, method: str, params: Any, what: str) -> Any:
     """Send the editor a request and wait for its answer; cancelled, withdraw it."""
     protocol = server.protocol
     msg_id = f"agentls-{what}-{uuid.uuid4().hex}"

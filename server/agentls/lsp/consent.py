@@ -7,22 +7,18 @@ no answer: the server stays off and the question comes again on restart.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
 
 from agentls.lsp.approval import ask_editor
 from agentls.mcp.consent import ConsentRequest
-
-if TYPE_CHECKING:
-    from agentls.lsp.app import AgentServer
 
 ALLOW = "Allow"
 DENY = "Don't allow"
 
 
 class EditorConsent:
-    def __init__(self, server: AgentServer) -> None:
+    def __init__(self, server: LanguageServer) -> None:
         self._server = server
 
     async def __call__(self, request: ConsentRequest) -> bool | None:

@@ -6,27 +6,24 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
+from pygls.lsp.server import LanguageServer
 
 from agentls.lsp.approval import ask_editor
+from agentls.lsp.documents import OpenDocuments
 from agentls.lsp.paths import uri_to_path
 from agentls.protocol import methods
-from agentls.tools.base import Tool
-from agentls.tools.diagnostics import SEVERITIES, Diagnostic, GetDiagnostics
-
-if TYPE_CHECKING:
-    from agentls.lsp.app import AgentServer
+from agentls.tools.diagnostics import SEVERITIES, Diagnostic
 
 log = logging.getLogger(__name__)
 
 ASK_TIMEOUT = 10.0
 
 
-def client_answers_diagnostics(server: AgentServer) -> bool:
+def client_answers_diagnostics(server: LanguageServer) -> bool:
     try:
         experimental = server.client_capabilities.experimental
     except Exception:
@@ -38,8 +35,9 @@ def client_answers_diagnostics(server: AgentServer) -> bool:
 class EditorDiagnostics:
     """Asks the editor what it shows (``DiagnosticsSource``)."""
 
-    def __init__(self, server: AgentServer, workspace: Path) -> None:
+    def __init__(self, server: LanguageServer, documents: OpenDocuments, workspace: Path) -> None:
         self._server = server
+        self._documents = documents
         self._root = Path(os.path.realpath(workspace))
 
     async def diagnostics(self, path: Path | None) -> list[Diagnostic]:
@@ -58,7 +56,7 @@ class EditorDiagnostics:
 
     def _uri(self, path: Path) -> str:
         # The URI of the open document, as the editor spells it, if it is open.
-        opened = self._server.files.open.by_path([path]).get(path)
+        opened = self._documents.by_path([path]).get(path)
         return str(opened[0]) if opened is not None else path.as_uri()
 
     def _name(self, path: Path) -> str:
@@ -95,20 +93,3 @@ class EditorDiagnostics:
             message=message,
             source=source if isinstance(source, str) and source else None,
         )
-
-
-class EditorTools:
-    """The tools the editor makes possible (a ``ToolSource``): today
-    ``get_diagnostics``, while the connected editor can answer it."""
-
-    def __init__(self, server: AgentServer, workspace: Path) -> None:
-        self._server = server
-        self._tool = GetDiagnostics(EditorDiagnostics(server, workspace))
-
-    @property
-    def version(self) -> int:
-        # A new editor (a window that reattaches) may answer differently.
-        return self._server.initializations
-
-    def tools(self) -> Sequence[Tool]:
-        return [self._tool] if client_answers_diagnostics(self._server) else []

@@ -15,19 +15,16 @@ from, and writing it would save them behind the user's back).
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import anyio
 from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
 
 from agentls.lsp.approval import ask_editor
 from agentls.lsp.documents import OpenDocuments
 from agentls.tools.files import EditRefused, FileEdit, OpenText, line_changes, text_lines
-
-if TYPE_CHECKING:
-    from agentls.lsp.app import AgentServer
 
 log = logging.getLogger(__name__)
 
@@ -79,14 +76,16 @@ def text_edits(
 class EditorFiles:
     """The ``Files`` of the tools, served by the editor this server talks to."""
 
-    def __init__(self, server: AgentServer) -> None:
+    def __init__(self, server: LanguageServer, client_ready: Callable[[], bool]) -> None:
         self._server = server
+        # The current editor has sent initialize (before that, nothing is open).
+        self._client_ready = client_ready
         self.open = OpenDocuments(lambda: server.workspace)
 
     # --- reading -----------------------------------------------------------------------
 
     def documents(self, paths: Iterable[Path]) -> dict[Path, OpenText]:
-        if not self._server.client_ready:
+        if not self._client_ready():
             return {}
         return self.open.texts(paths)
 

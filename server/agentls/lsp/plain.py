@@ -11,9 +11,11 @@ command's answer before they do anything else.
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
 
 from agentls.lsp.paths import uri_to_path
 from agentls.protocol import errors
@@ -23,26 +25,25 @@ from agentls.schema.wire import AskArguments, Context, Range, Selection
 from agentls.tools.base import shorten
 
 if TYPE_CHECKING:
-    from agentls.lsp.app import AgentServer
-    from agentls.lsp.connection import Connection
-    from agentls.worker import messages as wm
+    from agentls.lsp.face import LspFace
+    from agentls.service.service import AgentService, TurnTicket
 
 log = logging.getLogger(__name__)
 
+MAIN = "main"
 ASK_TITLE = "Ask agentls about this"
 FIX_TITLE = "Fix with agentls"
 # The longest answer shown in window/showMessage (the rest is in the log).
 SHOWN_CHARS = 4000
 
 
-def _display(server: AgentServer, uri: str) -> str:
+def _display(root: Path | None, uri: str) -> str:
     try:
         path = uri_to_path(uri)
     except ValueError:
         return uri
     if path is None:
         return uri
-    root = server.configured[1] if server.configured is not None else None
     try:
         return path.resolve().relative_to(root.resolve()).as_posix() if root else str(path)
     except ValueError:
@@ -56,9 +57,10 @@ def _lsp_range(value: lsp.Range) -> dict[str, Any]:
     }
 
 
-def actions_for(server: AgentServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+def actions_for(root: Path | None, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+    """The code actions for ``params`` (``root``: the workspace, to name files in it)."""
     uri = params.text_document.uri
-    where = _display(server, uri)
+    where = _display(root, uri)
     found: list[lsp.CodeAction] = []
     selection = params.range
     if selection.start != selection.end:
@@ -100,7 +102,7 @@ def actions_for(server: AgentServer, params: lsp.CodeActionParams) -> list[lsp.C
     return found
 
 
-def _selected_text(server: AgentServer, uri: str, where: Range) -> str:
+def _selected_text(server: LanguageServer, uri: str, where: Range) -> str:
     """The text of ``where`` in the document (as the editor has it, if open)."""
     document = server.workspace.text_documents.get(uri) or server.workspace.get_text_document(uri)
     try:
@@ -115,7 +117,7 @@ def _selected_text(server: AgentServer, uri: str, where: Range) -> str:
     return "".join(chosen).rstrip("\r\n")
 
 
-async def run_ask(server: AgentServer, arguments: list[Any]) -> dict[str, Any]:
+async def run_ask(face: LspFace, arguments: list[Any]) -> dict[str, Any]:
     if len(arguments) != 1:
         raise errors.invalid_params(f"{ASK} takes one argument, {{prompt, uri?, range?}}")
     ask = parse(arguments[0], AskArguments, what=f"{ASK} argument")
@@ -124,49 +126,37 @@ async def run_ask(server: AgentServer, arguments: list[Any]) -> dict[str, Any]:
     context: Context | None = None
     if ask.uri is not None:
         if ask.range is not None:
-            text = _selected_text(server, ask.uri, ask.range)
+            text = _selected_text(face.server, ask.uri, ask.range)
             context = Context(selection=Selection(ask.uri, ask.range, text))
         else:
             context = Context(documents=[ask.uri])
     from agentls.lsp.context import compose_prompt
-    from agentls.worker import messages as wm
-
-    conn = await server.connection()
-    conn.check_pane(wm.MAIN)
-    assert conn.config is not None
-    text = compose_prompt(ask.prompt, context, conn.config.workspace)
-    turn_id = conn.next_turn_id()
-    done = conn.expect_turn(turn_id)
-    conn.send(wm.Submit(wm.MAIN, turn_id, text))
-    conn.spawn(_report, server, conn, turn_id, done, ask.prompt)
-    return {"pane": wm.MAIN, "turnId": turn_id}
-
-
-async def _report(
-    server: AgentServer,
-    conn: Connection,
-    turn_id: int,
-    done: wm.Completion[wm.TurnFinished],
-    prompt: str,
-) -> None:
-    """Progress while the turn runs; its answer in a message when it ends."""
-    from agentls.lsp.handlers.turns import open_progress
-    from agentls.lsp.progress import THINKING
-    from agentls.worker import messages as wm
+    from agentls.service.errors import ServiceError
 
     try:
-        progress = await open_progress(server, None)
+        service = await face.service()
+        ticket = service.new_turn(MAIN)
+    except ServiceError as exc:
+        raise errors.ProtocolError(exc.kind, exc.message, exc.data) from None
+    assert service.config is not None
+    ticket.submit(compose_prompt(ask.prompt, context, service.config.workspace))
+    service.spawn(_report, face, service, ticket, ask.prompt)
+    return {"pane": MAIN, "turnId": ticket.id}
+
+
+async def _report(face: LspFace, service: AgentService, ticket: TurnTicket, prompt: str) -> None:
+    """Progress while the turn runs; its answer in a message when it ends."""
+    from agentls.lsp.progress import THINKING
+
+    server = face.server
+    try:
+        progress = await face.open_progress(None)
         if progress is not None:
-
-            def cancel_turn() -> None:
-                if not done.done():
-                    conn.send(wm.Cancel(wm.MAIN, turn_id))
-
-            progress.begin(f"agentls: {shorten(prompt, 50)}", THINKING, cancel_turn)
-            if not conn.track_progress(turn_id, progress):
+            progress.begin(f"agentls: {shorten(prompt, 50)}", THINKING, ticket.cancel)
+            if not face.track_progress(ticket.id, progress):
                 progress.end("Done")
-        finished = await done.wait()
-        conn.end_turn(finished)
+        finished = await ticket.result()
+        face.end_turn(finished)
     except Exception:
         log.exception("agentls.ask: the turn could not be followed")
         return

@@ -1,4 +1,5 @@
-"""The event relay: agent events → ``agent/event`` notifications.
+"""The event relay: the service's events → ``agent/event`` notifications
+(the LSP face's ``EventSink``).
 
 Each pane has one channel with its own ``seq`` (contiguous for the life of
 the pane, across a new session or a fork promoted to main). Text deltas are
@@ -26,12 +27,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import anyio
-import anyio.abc
-
 from agentls.agent import events as ev
 from agentls.protocol import convert
-from agentls.worker.messages import AgentEvents
+from agentls.service.events import PaneClosed, PaneEvent, PaneOpened, SessionResumed
 
 log = logging.getLogger(__name__)
 
@@ -92,24 +90,11 @@ class Retained:
     complete: bool
 
 
-@dataclass
-class _Route:
-    """One agent's event stream, relayed under its pane's current name."""
-
-    pane: str
-    stream: AgentEvents
-
-
 class EventRelay:
     def __init__(self, notify: Notify, observe: Observer) -> None:
         self._notify = notify
         self._observe = observe
         self._channels: dict[str, _Channel] = {}
-        self._routes: list[_Route] = []
-        self._group: anyio.abc.TaskGroup | None = None
-
-    def bind(self, group: anyio.abc.TaskGroup) -> None:
-        self._group = group
 
     def channel(self, pane: str) -> _Channel:
         channel = self._channels.get(pane)
@@ -117,61 +102,44 @@ class EventRelay:
             channel = self._channels[pane] = _Channel(pane)
         return channel
 
-    # --- routes ------------------------------------------------------------------
-
-    def attach(self, pane: str, stream: AgentEvents) -> None:
-        """Relay an agent's events under ``pane`` until its stream ends."""
-        route = _Route(pane, stream)
-        self._routes.append(route)
-        assert self._group is not None
-        self._group.start_soon(self._pump, route, name=f"relay {pane}")
-
-    def promote(self, old: str, new: str) -> None:
-        """The fork ``old`` is now ``new``: its events continue under the new name."""
-        self.flush(old)
-        self.flush(new)
-        for route in self._routes:
-            if route.pane == old:
-                route.pane = new
-
-    async def _pump(self, route: _Route) -> None:
-        stream = route.stream
-        try:
-            async for event in stream:
-                self._forward(route.pane, event)
-                # Take everything already queued in one go: fewer wake-ups.
-                while True:
-                    try:
-                        event = stream.receive_nowait()
-                    except anyio.WouldBlock:
-                        break
-                    self._forward(route.pane, event)
-        except (anyio.EndOfStream, anyio.ClosedResourceError):
-            pass
-        finally:
-            self.flush(route.pane)
-            self._routes.remove(route)
-
-    def drain(self, pane: str) -> None:
-        """Forward everything the pane's agents have emitted so far, right now.
-
-        Called before a turn's result is sent, so the editor has every event
-        of the turn before its answer.
-        """
-        for route in list(self._routes):
-            if route.pane != pane:
-                continue
-            while True:
-                try:
-                    event = route.stream.receive_nowait()
-                except (anyio.WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
-                    break
-                self._forward(pane, event)
-        self.flush(pane)
-
-    def drain_all(self) -> None:
+    def flush_all(self) -> None:
         for pane in list(self._channels):
-            self.drain(pane)
+            self.flush(pane)
+
+    # --- the EventSink -----------------------------------------------------------------
+
+    def emit(self, pane: str, event: ev.AgentEvent | PaneEvent) -> None:
+        if isinstance(event, PaneOpened | PaneClosed | SessionResumed):
+            self._pane_event(pane, event)
+        else:
+            self._forward(pane, event)
+
+    def _pane_event(self, pane: str, event: PaneEvent) -> None:
+        if isinstance(event, PaneOpened):
+            self.pane_event(
+                pane,
+                "pane.opened",
+                start=True,
+                sessionId=event.session_id,
+                entries=event.entries,
+                items=event.items,
+                promotedFrom=event.promoted_from,
+            )
+        elif isinstance(event, PaneClosed):
+            self.pane_event(pane, "pane.closed", promotedTo=event.promoted_to)
+        else:
+            self.pane_event(
+                pane,
+                "session.resumed",
+                start=True,
+                sessionId=event.session_id,
+                title=event.title,
+                turns=event.turns,
+                entries=event.entries,
+                interrupted=event.interrupted,
+                unsent=event.unsent,
+                notice=event.notice,
+            )
 
     # --- sending -------------------------------------------------------------------
 
@@ -254,8 +222,8 @@ class EventRelay:
 
     def history(self, pane: str, since: int) -> Retained:
         """The pane's kept events with ``seq > since``, in order; ``complete``
-        is false when some of them were dropped to keep the bounds."""
-        self.drain(pane)  # everything emitted so far goes out (and is kept) first
+        is false when some of them were dropped to keep the bounds. (Drain
+        the pane's agents first: everything emitted so far is then kept.)"""
         channel = self._channels.get(pane)
         if channel is None or not channel.sent:
             return Retained([], channel.seq if channel else 0, True)

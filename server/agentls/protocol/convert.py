@@ -7,18 +7,20 @@ except ``turnId`` of pane events, which the protocol defines as null.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from agentls.agent import events as ev
 from agentls.agent.receipt import Receipt
+from agentls.domain import TurnStatus
 from agentls.model.types import ContextSize, Usage
+from agentls.schema import wire
 from agentls.worker.messages import TurnFinished
 
 JSON = dict[str, Any]
 
 
-def usage(value: Usage, context: ContextSize | None = None) -> JSON:
-    result: JSON = {
+def usage(value: Usage, context: ContextSize | None = None) -> wire.Usage:
+    result: wire.Usage = {
         "inputTokens": value.input_tokens,
         "outputTokens": value.output_tokens,
         "reasoningTokens": value.reasoning_tokens,
@@ -30,7 +32,7 @@ def usage(value: Usage, context: ContextSize | None = None) -> JSON:
     return result
 
 
-def receipt(value: Receipt) -> JSON:
+def receipt(value: Receipt) -> wire.Receipt:
     return {
         "turnId": value.turn_id,
         "abortedToolCalls": [
@@ -41,8 +43,8 @@ def receipt(value: Receipt) -> JSON:
     }
 
 
-def citation(value: ev.Citation) -> JSON:
-    result: JSON = {"url": value.url}
+def citation(value: ev.Citation) -> wire.Citation:
+    result: wire.Citation = {"url": value.url}
     if value.title is not None:
         result["title"] = value.title
     if value.start_index is not None:
@@ -55,15 +57,15 @@ def citation(value: ev.Citation) -> JSON:
 def turn_result(
     pane: str,
     turn_id: int,
-    status: str,
+    status: TurnStatus,
     final_message: str,
     error: str | None,
     turn_usage: Usage | None,
     turn_receipt: Receipt | None,
     context: ContextSize | None = None,
     failure: str | None = None,
-) -> JSON:
-    result: JSON = {
+) -> wire.TurnResult:
+    result: wire.TurnResult = {
         "pane": pane,
         "turnId": turn_id,
         "status": status,
@@ -80,7 +82,7 @@ def turn_result(
     return result
 
 
-def finished_result(finished: TurnFinished) -> JSON:
+def finished_result(finished: TurnFinished) -> wire.TurnResult:
     """The ``TurnResult`` of a turn the worker reported finished."""
     error = finished.error
     if finished.status == "failed" and error is None:
@@ -124,7 +126,7 @@ def event_payload(event: ev.AgentEvent) -> JSON:
                 payload["diff"] = event.diff
             return payload
         case ev.UsageUpdated():
-            return usage(event.usage, event.context)
+            return cast(JSON, usage(event.usage, event.context))
         case ev.ToolPreparing():
             return {"tool": event.tool, "title": event.title, "chars": event.chars}
         case ev.CompactionStarted():

@@ -1,45 +1,54 @@
-"""The connection: everything one editor connection has — configuration, the
-model client, the pane worker, turn ids, progress, and the event relay.
+"""The service: everything one editor's agent has — configuration, the model
+client, the pane worker, sessions, MCP — behind a transport-free API.
 
-Handlers talk to the connection; the connection talks to the worker and turns
-its events into what the handlers and the editor need.
+A face (``agentls.lsp``; ACP next) calls it and translates: the service's
+methods take and return plain values and raise ``ServiceError`` (a kind and a
+message); its events go to the face's ``EventSink``, typed; what it needs of
+the editor it asks through the face's ``Editor``. It imports no JSON-RPC.
 """
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import logging
 import threading
-from collections.abc import Callable, Coroutine
-from dataclasses import replace
+from collections.abc import Callable, Coroutine, Sequence
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import anyio
 import anyio.abc
 
-from agentls.agent import events as ev
 from agentls.agent.agent import Agent
-from agentls.agent.approval import Approver
+from agentls.agent.approval import ApprovalDecision, ApprovalRequest
 from agentls.agent.history import History
 from agentls.agent.interrupt import CancelToken
-from agentls.agent.settings import Settings
+from agentls.agent.settings import SettingChange, Settings
 from agentls.config import AgentConfig, ModelConfig, SandboxPolicy, ToolConfig, parse_effort
-from agentls.lsp.progress import TurnProgress, describe, end_message
-from agentls.lsp.relay import EventRelay
-from agentls.mcp.consent import ConsentAsker
 from agentls.mcp.manager import STOP_GRACE, McpManager
 from agentls.model.client import ResponsesClient
-from agentls.protocol import errors
-from agentls.protocol.options import InitializationOptions
+from agentls.service.editor import Editor
+from agentls.service.errors import ServiceError, from_failure, pane_unavailable, stopping
+from agentls.service.events import (
+    EventRoutes,
+    EventSink,
+    PaneClosed,
+    PaneOpened,
+    SessionResumed,
+    TurnEnded,
+)
+from agentls.service.options import ServiceOptions
+from agentls.service.views import PaneView
 from agentls.sessions import entries
 from agentls.sessions.paths import workspace_folder
 from agentls.sessions.recorder import SessionRecorder
-from agentls.sessions.store import Resumed, SessionBusy, SessionNotFound, SessionStore
-from agentls.tools.files import Files
-from agentls.tools.registry import ToolBox, ToolSource, ToolSources
+from agentls.sessions.store import Resumed as StoredSession
+from agentls.sessions.store import SessionBusy, SessionInfo, SessionNotFound, SessionStore
+from agentls.tools.base import Tool
+from agentls.tools.diagnostics import GetDiagnostics
+from agentls.tools.registry import ToolBox, ToolSources
 from agentls.tools.sandbox import availability as sandbox_availability
 from agentls.tools.shell import sweep_leftovers
 from agentls.worker import messages as wm
@@ -48,9 +57,7 @@ from agentls.worker.worker import PaneWorker
 log = logging.getLogger(__name__)
 
 R = TypeVar("R")
-
-# The longest (ms) a new fork's pane.opened waits for the agent/fork answer to go out.
-ANSWER_FIRST_MS = 20
+MAIN = wm.MAIN
 
 
 def session_entries(agent: Agent) -> list[entries.Entry]:
@@ -61,89 +68,114 @@ def session_entries(agent: Agent) -> list[entries.Entry]:
     return entries.build(agent.history.items(), {}, agent.tool_title)
 
 
-def store_error(exc: SessionNotFound | SessionBusy, session_id: str) -> errors.ProtocolError:
-    kind: errors.ErrorKind = (
+def _store_error(exc: SessionNotFound | SessionBusy, session_id: str) -> ServiceError:
+    kind: Literal["session_not_found", "pane_busy"] = (
         "session_not_found" if isinstance(exc, SessionNotFound) else "pane_busy"
     )
-    return errors.ProtocolError(kind, str(exc), {"sessionId": session_id})
+    return ServiceError(kind, str(exc), {"sessionId": session_id})
 
 
-class Connection:
-    def __init__(
-        self,
-        notify: Callable[[dict[str, Any]], None],
-        approver: Approver,
-        next_turn_id: Callable[[], int],
-        warn: Callable[[str], None] | None = None,
-        consent: ConsentAsker | None = None,
-        unsent: Callable[[], int] = lambda: 0,
-        files: Files | None = None,
-        editor_tools: ToolSource | None = None,
-    ) -> None:
-        self.relay = EventRelay(notify, self._observe)
-        self.approver = approver
-        # Tells the user something they must know (window/showMessage).
-        self._warn = warn
-        self._consent = consent
-        # The editor's documents and edits, and the tools it makes possible.
-        self._files = files
-        self._editor_tools = editor_tools
+@dataclass(frozen=True, slots=True)
+class Forked:
+    pane: str
+    items: int
+
+
+@dataclass(frozen=True, slots=True)
+class Resumed:
+    pane: str
+    session_id: str
+    turns: int
+    title: str
+    interrupted: bool
+    unsent: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class JobCancelled:
+    """An auxiliary job was cancelled (by ``cancel``, its pane closing, or shutdown)."""
+
+    stopping: bool
+
+
+class TurnTicket:
+    """A turn about to be submitted: its id is known (a face reports progress
+    on it) before ``submit`` sends it; ``finished`` resolves when it ends."""
+
+    __slots__ = ("_service", "finished", "id", "pane")
+
+    def __init__(self, service: AgentService, pane: str, turn_id: int) -> None:
+        self._service = service
+        self.pane = pane
+        self.id = turn_id
+        self.finished: wm.Completion[wm.TurnFinished] = wm.Completion()
+
+    def submit(self, prompt: str, *, cancelled: bool = False) -> None:
+        """Queue the turn on its pane (``cancelled``: it was cancelled before
+        it was sent: it takes its place in the queue and ends there at once)."""
+        self._service.send(wm.Submit(self.pane, self.id, prompt, cancelled=cancelled))
+
+    def cancel(self) -> None:
+        """Cancel the turn, if it has not ended (fire and forget)."""
+        if not self.finished.done():
+            self._service.cancel_soon(self.pane, self.id)
+
+    async def result(self) -> wm.TurnFinished:
+        return await self.finished.wait()
+
+
+class AgentService:
+    """Create with the face's editor port, event sink and turn ids, then
+    ``await start(options, root)``."""
+
+    def __init__(self, editor: Editor, sink: EventSink, next_turn_id: Callable[[], int]) -> None:
+        self.editor = editor
+        self._sink = sink
+        self.routes = EventRoutes(sink)
+        self.next_turn_id = next_turn_id
         self._mcp: McpManager | None = None
         self._group: anyio.abc.TaskGroup | None = None
-        self.worker: PaneWorker | None = None
+        self._worker: PaneWorker | None = None
         self.client: ResponsesClient | None = None
         self.store: SessionStore | None = None
         self.config: AgentConfig | None = None
+        self._editor_tools = _EditorTools(editor)
         self._worker_done = anyio.Event()
-        self.next_turn_id = next_turn_id
         self._fork_ids = itertools.count(1)
         self._steer_ids = itertools.count(1)
-        self._waiters: dict[int, wm.Completion[wm.TurnFinished]] = {}
+        self._tickets: dict[int, TurnTicket] = {}
         self._forks: dict[str, wm.ForkOpened] = {}
-        self._answered_forks: asyncio.Queue[str] = asyncio.Queue()
-        # Bytes sent that the editor has not taken yet.
-        self._unsent = unsent
-        self._progress: dict[int, TurnProgress] = {}
-        self._ended: set[int] = set()
         self._stopping = False
         self._shutdown = CancelToken()
-        self._runner: asyncio.Task[None] | None = None
+        self._stopped = anyio.Event()
 
     # --- life cycle ------------------------------------------------------------------
 
     def spawn(self, function: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> None:
-        """Run a background job for as long as the connection lives."""
+        """Run a background job for as long as the service lives."""
         assert self._group is not None
         self._group.start_soon(function, *args)
 
-    async def start(self, options: InitializationOptions, root: Path) -> None:
-        """Create the main agent and the worker, in a task group of their own."""
-        ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._runner = asyncio.ensure_future(self._run(options, root, ready))
-        await ready
-
-    async def _run(
-        self, options: InitializationOptions, root: Path, ready: asyncio.Future[None]
-    ) -> None:
+    async def run(self, options: ServiceOptions, root: Path, ready: Callable[[], None]) -> None:
+        """Create the main pane and the worker and serve until ``stop``; call
+        ``ready`` once the service takes requests."""
         try:
             async with anyio.create_task_group() as group:
                 self._group = group
-                self.relay.bind(group)
+                self.routes.bind(group)
                 self._create(options, root)
-                ready.set_result(None)
+                ready()
                 await self._worker_done.wait()
                 # Every turn has ended (its MCP calls too): stop the MCP servers,
-                # then cancel what is left (relay pumps, progress jobs).
+                # then cancel what is left (event pumps).
                 self.mcp.stop()
                 with anyio.move_on_after(STOP_GRACE):
                     await self.mcp.finished()  # past the grace, cancelled (and killed)
                 group.cancel_scope.cancel()
-        except BaseException as exc:
-            if not ready.done():
-                ready.set_exception(exc if isinstance(exc, Exception) else RuntimeError(exc))
-            raise
+        finally:
+            self._stopped.set()
 
-    def _create(self, options: InitializationOptions, root: Path) -> None:
+    def _create(self, options: ServiceOptions, root: Path) -> None:
         model = ModelConfig.from_env(model=options.model, base_url=options.base_url)
         if options.idle_timeout is not None:
             model = replace(model, idle_timeout=float(options.idle_timeout))
@@ -174,7 +206,7 @@ class Connection:
         assert self._group is not None
         # MCP servers start in the background; their tools join the tool box
         # as each becomes ready.
-        self._mcp = McpManager(root, options.mcp_servers, self._consent)
+        self._mcp = McpManager(root, options.mcp_servers, self.editor.consent)
         self.store = SessionStore(
             workspace_folder(root),
             workspace=root,
@@ -183,11 +215,10 @@ class Connection:
             secret=model.api_key,
         )
         agent = self._agent(settings, History(), self.store.recorder())
-        self.worker = PaneWorker(agent)
-        self.relay.attach(wm.MAIN, agent.events)
+        self._worker = PaneWorker(agent)
+        self.routes.attach(MAIN, agent.events)
         self._group.start_soon(self._run_worker)
         self._group.start_soon(self._pump_worker_events)
-        self._group.start_soon(self._announce_forks)
         # Import the SDK and build its client now, off the loop, so the first
         # turn does not wait for them; the MCP servers start once that is done
         # (on a 2-core machine their start-up would slow the first turn down).
@@ -208,21 +239,21 @@ class Connection:
         available = await sandbox_availability()
         if available.ok:
             log.info("commands run in the sandbox (%s, network %s)", policy.mode, policy.network)
-        elif self._warn is not None:
-            asks = (
-                "nothing asks first (approval: never)"
-                if approval == "never"
-                else f"you are asked before every command and patch (approval: {approval})"
-            )
-            self._warn(
-                f"agentls: commands cannot be sandboxed ({available.reason}); "
-                f"they run as you, unsandboxed, and {asks}."
-            )
+            return
+        asks = (
+            "nothing asks first (approval: never)"
+            if approval == "never"
+            else f"you are asked before every command and patch (approval: {approval})"
+        )
+        self.editor.show_message(
+            f"agentls: commands cannot be sandboxed ({available.reason}); "
+            f"they run as you, unsandboxed, and {asks}."
+        )
 
     def _agent(
         self, settings: Settings, history: History, recorder: SessionRecorder, turns: int = 0
     ) -> Agent:
-        """A pane's agent, on this connection's model client and task group."""
+        """A pane's agent, on this service's model client and task group."""
         assert self._group is not None and self.client is not None and self.config is not None
         return Agent(
             self._group,
@@ -230,37 +261,34 @@ class Connection:
             self.config,
             settings=settings,
             history=history,
-            approver=self.approver,
-            tools=ToolBox.default(self._tool_source()),
+            approver=self._approve,
+            tools=ToolBox.default(ToolSources(self.mcp, self._editor_tools)),
             recorder=recorder,
             turns=turns,
-            files=self._files,
+            files=self.editor.files,
         )
 
-    def _tool_source(self) -> ToolSource:
-        if self._editor_tools is None:
-            return self.mcp
-        return ToolSources(self.mcp, self._editor_tools)
+    async def _approve(self, request: ApprovalRequest) -> ApprovalDecision:
+        return await self.editor.approve(self.pane_of(request.turn_id), request)
 
     async def _run_worker(self) -> None:
-        assert self.worker is not None
+        assert self._worker is not None
         try:
-            await self.worker.run(self._shutdown)
+            await self._worker.run(self._shutdown)
         finally:
             self._worker_done.set()
 
     async def stop(self) -> None:
         """Cancel every turn, answer every request, kill every process. Idempotent."""
         self._stopping = True
-        if self.worker is None:
+        if self._worker is None:
             return
         self._shutdown.cancel()
         await self._worker_done.wait()
-        self.relay.drain_all()
+        self.routes.drain_all()
         if self.client is not None:
             await self.client.aclose()
-        if self._runner is not None:
-            await asyncio.wait([self._runner])
+        await self._stopped.wait()
 
     @property
     def stopping(self) -> bool:
@@ -272,201 +300,115 @@ class Connection:
         assert self._mcp is not None
         return self._mcp
 
-    def check_ready(self) -> PaneWorker:
-        if self._stopping or self.worker is None or self.worker.stopping:
-            raise errors.stopping()
-        return self.worker
+    def _ready(self) -> PaneWorker:
+        if self._stopping or self._worker is None or self._worker.stopping:
+            raise stopping()
+        return self._worker
 
-    def check_pane(self, pane: str) -> Agent:
-        agent = self.check_ready().agent(pane)
-        if agent is None:
-            raise errors.pane_unavailable(pane)
-        return agent
+    def check_ready(self) -> None:
+        """Raises ServiceError (stopping) once the service is shutting down."""
+        self._ready()
 
-    # --- ids ---------------------------------------------------------------------------
+    def send(self, command: wm.Command) -> None:
+        self._ready().send(command)
 
-    def next_fork_pane(self) -> str:
-        return f"fork-{next(self._fork_ids)}"
-
-    def pane_of(self, turn_id: int) -> str:
-        worker = self.worker
-        return (worker.pane_of(turn_id) if worker is not None else None) or wm.MAIN
-
-    def next_steer_id(self) -> int:
-        return next(self._steer_ids)
-
-    # --- turns ---------------------------------------------------------------------------
-
-    def expect_turn(self, turn_id: int) -> wm.Completion[wm.TurnFinished]:
-        """Register interest in a turn's end before submitting it."""
-        completion: wm.Completion[wm.TurnFinished] = wm.Completion()
-        self._waiters[turn_id] = completion
-        return completion
-
-    def forget_turn(self, turn_id: int) -> None:
-        """A turn that was cancelled before it was ever submitted."""
-        self._waiters.pop(turn_id, None)
-        self._ended.add(turn_id)
-        progress = self._progress.pop(turn_id, None)
-        if progress is not None:
-            progress.end(end_message("cancelled", None))
-
-    def track_progress(self, turn_id: int, progress: TurnProgress) -> bool:
-        """Report the turn's work on ``progress``; False if the turn has already ended."""
-        if turn_id in self._ended:
-            return False
-        self._progress[turn_id] = progress
-        return True
-
-    def end_turn(self, finished: wm.TurnFinished) -> None:
-        """Everything of the turn has been sent: drain its events, end its progress."""
-        self.relay.drain(finished.pane)
-        self._ended.add(finished.id)
-        progress = self._progress.pop(finished.id, None)
-        if progress is not None:
-            progress.end(end_message(finished.status, finished.error))
-
-    async def command(self, command: wm.Command, reply: wm.Completion[R]) -> R:
+    async def _command(self, command: wm.Command, reply: wm.Completion[R]) -> R:
         """Send a command to the worker and wait for its answer."""
-        self.check_ready().send(command)
+        self.send(command)
         with anyio.CancelScope(shield=True):
             result = await reply.wait()
         return result
 
-    def send(self, command: wm.Command) -> None:
-        self.check_ready().send(command)
+    # --- panes ---------------------------------------------------------------------------
 
-    # --- worker events -----------------------------------------------------------------
+    def _agent_of(self, pane: str) -> Agent:
+        agent = self._ready().agent(pane)
+        if agent is None:
+            raise pane_unavailable(pane)
+        return agent
 
-    async def _pump_worker_events(self) -> None:
-        assert self.worker is not None
-        async for event in self.worker.events:
-            try:
-                self._on_worker_event(event)
-            except Exception:
-                log.exception("failed to handle worker event %r", event)
+    def pane(self, pane: str) -> PaneView:
+        """The pane as it is now; raises ServiceError if it is not open."""
+        return PaneView(pane, self._agent_of(pane))
 
-    def _on_worker_event(self, event: wm.WorkerEvent) -> None:
-        match event:
-            case wm.TurnFinished():
-                waiter = self._waiters.pop(event.id, None)
-                if waiter is not None:
-                    waiter.set(event)  # the submit handler ends the turn itself
-                else:
-                    self.end_turn(event)  # a promoted steer: nobody waits on a request
-            case wm.ForkOpened():
-                # Announced once agent/fork is answered (``announce_fork``).
-                self._forks[event.pane] = event
-            case wm.SessionStarted():
-                self.relay.attach(event.pane, event.events)
-                if event.resumed is not None:
-                    self._resumed(event.pane, event.agent, event.resumed)
-                else:
-                    self._opened(event.pane, event.agent, items=len(event.agent.history))
-            case wm.ForkPromoted():
-                self.relay.pane_event(event.fork, "pane.closed", promotedTo=event.pane)
-                self.relay.promote(event.fork, event.pane)
-                main = self.worker.agent(event.pane) if self.worker is not None else None
-                self._opened(event.pane, main, promotedFrom=event.fork)
-            case wm.PaneClosed():
-                if event.promoted is None and event.pane != wm.MAIN:
-                    self.relay.drain(event.pane)
-                    self.relay.pane_event(event.pane, "pane.closed")
-            case _:
-                pass
+    def panes(self) -> dict[str, PaneView]:
+        worker = self._worker
+        if worker is None:
+            return {}
+        names = [MAIN, *([worker.fork_pane] if worker.fork_pane else [])]
+        return {n: PaneView(n, agent) for n in names if (agent := worker.agent(n)) is not None}
 
-    # --- sessions ----------------------------------------------------------------------
+    @property
+    def fork_pane(self) -> str | None:
+        return self._ready().fork_pane
 
-    def _opened(self, pane: str, agent: Agent | None, **fields: Any) -> None:
-        """``pane.opened``: a session starts in the pane, with what it holds already."""
-        if agent is not None:
-            fields["sessionId"] = agent.session_id
-            fields["entries"] = session_entries(agent)
-        self.relay.pane_event(pane, "pane.opened", start=True, **fields)
+    def pane_of(self, turn_id: int) -> str:
+        """The pane a turn runs on now (main, if it is not known)."""
+        worker = self._worker
+        return (worker.pane_of(turn_id) if worker is not None else None) or MAIN
 
-    def fork_answered(self, pane: str) -> None:
-        """``agent/fork`` has been answered (sent): now announce the fork.
+    def drain(self, pane: str) -> None:
+        """Every event the pane's agents have emitted so far goes to the sink now."""
+        self.routes.drain(pane)
 
-        A long conversation's entries make a long ``pane.opened``, and the
-        answer must not wait for it. The fork's events wait in its agent
-        until then, so ``pane.opened`` is still the first of them."""
-        self._answered_forks.put_nowait(pane)
+    async def fork(self, pane: str) -> Forked:
+        """Open a fork of ``pane``; its ``PaneOpened`` (and its other events)
+        wait until ``announce_fork``."""
+        self._agent_of(pane)
+        open_fork = self._ready().fork_pane
+        if open_fork is not None:
+            # Checked before a fork name is taken: names count up without gaps.
+            raise ServiceError("fork_already_open", f"a fork is already open: {open_fork}")
+        reply: wm.Completion[wm.ForkOpened | wm.ForkFailed] = wm.Completion()
+        name = f"fork-{next(self._fork_ids)}"
+        result = await self._command(wm.OpenFork(name, pane, reply), reply)
+        if isinstance(result, wm.ForkFailed):
+            raise from_failure(result.failure)
+        return Forked(result.pane, result.items)
 
-    async def _announce_forks(self) -> None:
-        while True:
-            pane = await self._answered_forks.get()
-            # Let the answer reach the editor first: encoding a long pane.opened
-            # holds the interpreter, and the thread that writes would wait.
-            # (The writer's thread offers no event to wait on: polled, briefly.)
-            for _ in range(ANSWER_FIRST_MS):
-                if not self._unsent():
-                    break
-                await asyncio.sleep(0.001)
-            self._announce_fork(pane)
-
-    def _announce_fork(self, pane: str) -> None:
+    def announce_fork(self, pane: str) -> None:
+        """The fork's ``PaneOpened``, then its events: a face calls it once
+        it has answered ``fork``."""
         opened = self._forks.pop(pane, None)
         if opened is None or self._stopping:
             return
-        self.relay.attach(pane, opened.events)
-        fork = self.worker.agent(pane) if self.worker is not None else None
+        self.routes.attach(pane, opened.events)
+        worker = self._worker
+        fork = worker.agent(pane) if worker is not None else None
         self._opened(pane, fork, items=opened.items)
 
-    def _resumed(self, pane: str, agent: Agent, resumed: Resumed) -> None:
-        fields: dict[str, Any] = {
-            "sessionId": agent.session_id,
-            "title": resumed.title,
-            "turns": resumed.turns,
-            "entries": session_entries(agent),
-            "interrupted": resumed.repair.interrupted,
-            "unsent": resumed.repair.unsent,
-        }
-        if resumed.notice is not None:
-            fields["notice"] = resumed.notice
-        self.relay.pane_event(pane, "session.resumed", start=True, **fields)
+    async def close_pane(self, pane: str) -> int:
+        """Cancel the pane's turns and shut its agent down; how many turns
+        were cancelled."""
+        self._agent_of(pane)
+        reply: wm.Completion[wm.PaneClosed | wm.Failure] = wm.Completion()
+        result = await self._command(wm.ClosePane(pane, reply), reply)
+        if isinstance(result, wm.Failure):
+            raise from_failure(result)
+        return result.cancelled
 
-    def panes(self) -> dict[str, Agent]:
-        worker = self.worker
-        if worker is None:
-            return {}
-        names = [wm.MAIN, *([worker.fork_pane] if worker.fork_pane else [])]
-        return {name: agent for name in names if (agent := worker.agent(name)) is not None}
+    async def new_session(self, pane: str) -> str:
+        """A new session in the (idle) pane; its id."""
+        self._agent_of(pane)
+        reply: wm.Completion[wm.SessionStarted | wm.Failure] = wm.Completion()
+        result = await self._command(wm.NewSession(pane, None, reply), reply)
+        if isinstance(result, wm.Failure):
+            raise from_failure(result)
+        return result.agent.session_id
 
-    def pane_of_session(self, session_id: str) -> str | None:
-        return next((p for p, a in self.panes().items() if a.session_id == session_id), None)
-
-    def check_closed(self, session_id: str) -> None:
-        """A session open in a pane cannot be resumed elsewhere or deleted."""
-        pane = self.pane_of_session(session_id)
-        if pane is not None:
-            raise errors.ProtocolError(
-                "pane_busy", f"session {session_id} is open in pane {pane!r}", {"pane": pane}
-            )
-
-    async def delete_session(self, session_id: str) -> None:
-        self.check_ready()
-        self.check_closed(session_id)
-        assert self.store is not None
-        try:
-            await anyio.to_thread.run_sync(self.store.delete, session_id)
-        except (SessionNotFound, SessionBusy) as exc:
-            raise store_error(exc, session_id) from None
-
-    async def resume(self, pane: str, session_id: str) -> wm.SessionStarted:
+    async def resume(self, pane: str, session_id: str) -> Resumed:
         """Continue a stored session in ``pane`` (which must be idle)."""
-        current = self.check_pane(pane)
-        assert self.store is not None and self.client is not None and self.config is not None
-        self.check_closed(session_id)
+        current = self._agent_of(pane)
+        assert self.store is not None
+        self._check_closed(session_id)
         if current.busy:
-            raise errors.ProtocolError(
-                "pane_busy", f"pane {pane!r} has turns in flight", {"pane": pane}
-            )
+            raise ServiceError("pane_busy", f"pane {pane!r} has turns in flight", {"pane": pane})
         try:
             resumed = await anyio.to_thread.run_sync(
                 self.store.resume, session_id, current.tool_title
             )
         except (SessionNotFound, SessionBusy) as exc:
-            raise store_error(exc, session_id) from None
+            raise _store_error(exc, session_id) from None
         settings = resumed.settings
         # Effort and fast mode are the session's; the approval policy stays
         # what the user has now, so resuming never loosens it.
@@ -477,17 +419,223 @@ class Connection:
         if approval_changed:
             resumed.recorder.settings_changed()
         reply: wm.Completion[wm.SessionStarted | wm.Failure] = wm.Completion()
-        result = await self.command(wm.NewSession(pane, agent, reply, resumed), reply)
+        result = await self._command(wm.NewSession(pane, agent, reply, resumed), reply)
         if isinstance(result, wm.Failure):
-            raise errors.from_failure(result)
+            raise from_failure(result)
+        return Resumed(
+            result.pane,
+            agent.session_id,
+            resumed.turns,
+            resumed.title,
+            resumed.repair.interrupted,
+            list(resumed.repair.unsent),
+        )
+
+    async def compact(self, pane: str, focus: str | None) -> wm.Compacted:
+        self._agent_of(pane)
+        reply: wm.Completion[wm.Compacted | wm.Failure] = wm.Completion()
+        result = await self._command(wm.Compact(pane, focus, reply), reply)
+        if isinstance(result, wm.Failure):
+            raise from_failure(result)
         return result
 
-    def _observe(self, pane: str, event: ev.AgentEvent) -> None:
-        """Every agent event passes here on its way out: progress follows it."""
-        if event.turn_id is None:
-            return
-        progress = self._progress.get(event.turn_id)
-        if progress is not None:
-            message = describe(event)
-            if message is not None:
-                progress.report(message)
+    async def change_setting(self, pane: str, change: SettingChange) -> None:
+        """From the pane's next model request or tool call on (also mid-turn)."""
+        self._agent_of(pane)
+        reply: wm.Completion[wm.SettingChanged] = wm.Completion()
+        result = await self._command(wm.ChangeSetting(pane, change, reply), reply)
+        if result.failure is not None:
+            raise from_failure(result.failure)
+
+    async def reconfigure_model(self, model: str | None, base_url: str | None) -> None:
+        """Every model request from now on goes to this model / base URL."""
+        if self.client is not None:
+            await self.client.reconfigure(model=model, base_url=base_url)
+
+    # --- turns ---------------------------------------------------------------------------
+
+    def new_turn(self, pane: str) -> TurnTicket:
+        """A ticket for a turn on ``pane`` (checked open now); ``submit`` it."""
+        self._agent_of(pane)
+        ticket = TurnTicket(self, pane, self.next_turn_id())
+        self._tickets[ticket.id] = ticket
+        return ticket
+
+    def forget(self, ticket: TurnTicket) -> None:
+        """A ticket that will never be submitted."""
+        self._tickets.pop(ticket.id, None)
+
+    async def steer(
+        self, pane: str, prompt: str, expected_turn_id: int | None
+    ) -> wm.SteerAdmitted | wm.SteerPromoted:
+        """Add ``prompt`` to the pane's running turn, or start a turn with it."""
+        self._agent_of(pane)
+        reply: wm.Completion[wm.SteerAdmitted | wm.SteerPromoted | wm.SteerFailed] = wm.Completion()
+        command = wm.Steer(
+            pane, next(self._steer_ids), self.next_turn_id, prompt, expected_turn_id, reply
+        )
+        result = await self._command(command, reply)
+        if isinstance(result, wm.SteerFailed):
+            raise from_failure(result.failure)
+        return result
+
+    def cancel_soon(self, pane: str, turn_id: int) -> None:
+        """Cancel one turn without waiting for it to stop."""
+        self.send(wm.Cancel(pane, turn_id))
+
+    async def cancel(self, pane: str, turn_id: int | None) -> wm.TurnsCancelled:
+        """Cancel one turn, or every turn of the pane (and its auxiliary jobs);
+        answered once they have really stopped."""
+        self._agent_of(pane)
+        reply: wm.Completion[wm.TurnsCancelled] = wm.Completion()
+        command: wm.Command = (
+            wm.CancelAll(pane, reply) if turn_id is None else wm.Cancel(pane, turn_id, reply)
+        )
+        result = await self._command(command, reply)
+        if result.failure is not None and result.failure.kind == "stopping":
+            raise from_failure(result.failure)
+        return result
+
+    async def cancel_tool(self, pane: str, call_id: str) -> wm.ToolCancelled:
+        self._agent_of(pane)
+        reply: wm.Completion[wm.ToolCancelled | wm.Failure] = wm.Completion()
+        result = await self._command(wm.CancelTool(pane, call_id, reply), reply)
+        if isinstance(result, wm.Failure):
+            raise from_failure(result)
+        return result
+
+    async def auxiliary(
+        self, pane: str, prompt: str, context: Literal["clean", "conversation"]
+    ) -> str | JobCancelled:
+        """A one-off prompt on an isolated copy of the pane's agent: its
+        answer. Cancelled from outside (the face's request was cancelled), it
+        stops this job only, and re-raises once the job has stopped."""
+        self._agent_of(pane)
+        scope = CancelToken()
+        completion: wm.Completion[wm.AuxiliaryResult] = wm.Completion()
+        self.send(wm.Auxiliary(pane, self.next_turn_id(), prompt, scope, completion, context))
+        try:
+            result = await completion.wait()
+        except anyio.get_cancelled_exc_class():
+            scope.cancel()
+            with anyio.CancelScope(shield=True):
+                await completion.wait()
+            raise
+        if isinstance(result, str):
+            return result
+        if isinstance(result, wm.AuxiliaryCancelled):
+            return JobCancelled(self._stopping)
+        failure = result.failure
+        if failure.kind == "internal":
+            raise ServiceError("internal", f"the auxiliary job failed: {failure.message}")
+        raise from_failure(failure)
+
+    # --- sessions ------------------------------------------------------------------------
+
+    async def sessions(self, limit: int | None) -> list[tuple[SessionInfo, str | None]]:
+        """Stored sessions, most recently changed first, with the pane each is open in."""
+        self._ready()
+        assert self.store is not None
+        found = await anyio.to_thread.run_sync(self.store.list, limit)
+        open_in = {view.session_id: name for name, view in self.panes().items()}
+        return [(info, open_in.get(info.session_id)) for info in found]
+
+    def _check_closed(self, session_id: str) -> None:
+        """A session open in a pane cannot be resumed elsewhere or deleted."""
+        pane = next((n for n, v in self.panes().items() if v.session_id == session_id), None)
+        if pane is not None:
+            raise ServiceError(
+                "pane_busy", f"session {session_id} is open in pane {pane!r}", {"pane": pane}
+            )
+
+    async def delete_session(self, session_id: str) -> None:
+        self._ready()
+        self._check_closed(session_id)
+        assert self.store is not None
+        try:
+            await anyio.to_thread.run_sync(self.store.delete, session_id)
+        except (SessionNotFound, SessionBusy) as exc:
+            raise _store_error(exc, session_id) from None
+
+    # --- the worker's events -----------------------------------------------------------
+
+    async def _pump_worker_events(self) -> None:
+        assert self._worker is not None
+        async for event in self._worker.events:
+            try:
+                self._on_worker_event(event)
+            except Exception:
+                log.exception("failed to handle worker event %r", event)
+
+    def _on_worker_event(self, event: wm.WorkerEvent) -> None:
+        match event:
+            case wm.TurnFinished():
+                ticket = self._tickets.pop(event.id, None)
+                if ticket is not None:
+                    ticket.finished.set(event)  # its face ends the turn itself
+                else:
+                    self._sink.emit(event.pane, TurnEnded(event))  # a promoted steer's
+            case wm.ForkOpened():
+                # Announced once the face has answered fork (``announce_fork``).
+                self._forks[event.pane] = event
+            case wm.SessionStarted():
+                self.routes.attach(event.pane, event.events)
+                if event.resumed is not None:
+                    self._resumed(event.pane, event.agent, event.resumed)
+                else:
+                    self._opened(event.pane, event.agent, items=len(event.agent.history))
+            case wm.ForkPromoted():
+                self._sink.emit(event.fork, PaneClosed(promoted_to=event.pane))
+                self.routes.promote(event.fork, event.pane)
+                main = self._worker.agent(event.pane) if self._worker is not None else None
+                self._opened(event.pane, main, promoted_from=event.fork)
+            case wm.PaneClosed():
+                if event.promoted is None and event.pane != MAIN:
+                    self.routes.drain(event.pane)
+                    self._sink.emit(event.pane, PaneClosed())
+            case _:
+                pass
+
+    def _opened(
+        self,
+        pane: str,
+        agent: Agent | None,
+        *,
+        items: int | None = None,
+        promoted_from: str | None = None,
+    ) -> None:
+        if agent is None:
+            opened = PaneOpened(items=items, promoted_from=promoted_from)
+        else:
+            opened = PaneOpened(agent.session_id, session_entries(agent), items, promoted_from)
+        self._sink.emit(pane, opened)
+
+    def _resumed(self, pane: str, agent: Agent, resumed: StoredSession) -> None:
+        self._sink.emit(
+            pane,
+            SessionResumed(
+                session_id=agent.session_id,
+                title=resumed.title,
+                turns=resumed.turns,
+                entries=session_entries(agent),
+                interrupted=resumed.repair.interrupted,
+                unsent=list(resumed.repair.unsent),
+                notice=resumed.notice,
+            ),
+        )
+
+
+class _EditorTools:
+    """The tools the editor makes possible (a ``ToolSource``): today
+    ``get_diagnostics``, while the connected editor can answer it."""
+
+    def __init__(self, editor: Editor) -> None:
+        self._editor = editor
+        self._tool = GetDiagnostics(editor)
+
+    @property
+    def version(self) -> int:
+        return self._editor.generation
+
+    def tools(self) -> Sequence[Tool]:
+        return [self._tool] if self._editor.reads_diagnostics() else []

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import Protocol
 
 from agentls.agent.history import History
 from agentls.agent.settings import Settings
@@ -25,9 +26,6 @@ from agentls.model.types import Item
 from agentls.sessions import entries
 from agentls.sessions.journal import JournalWriter, Record, iso
 from agentls.sessions.replay import Marks, marks_record
-
-if TYPE_CHECKING:
-    from agentls.sessions.store import SessionStore
 
 log = logging.getLogger(__name__)
 
@@ -43,10 +41,37 @@ def title_from(prompt: str) -> str:
     return "(empty prompt)"
 
 
+class Keeper(Protocol):
+    """What a recorder needs of the store that keeps its session (``store``)."""
+
+    model: str
+    workspace: Path
+
+    @property
+    def enabled(self) -> bool: ...
+
+    def recorder(
+        self,
+        *,
+        parent: str | None = None,
+        title: str | None = None,
+        turns: int = 0,
+        marks: Marks | None = None,
+    ) -> SessionRecorder: ...
+
+    def create(self, recorder: SessionRecorder) -> JournalWriter: ...
+
+    def opened(self, recorder: SessionRecorder) -> None: ...
+
+    def forget(self, recorder: SessionRecorder) -> None: ...
+
+    def write_meta(self, recorder: SessionRecorder) -> None: ...
+
+
 class SessionRecorder:
     def __init__(
         self,
-        store: SessionStore,
+        store: Keeper,
         session_id: str,
         *,
         created_at: float,

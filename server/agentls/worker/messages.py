@@ -20,6 +20,7 @@ from agentls.agent.settings import SettingChange
 from agentls.agent.stream import EventStream
 from agentls.domain import FailureKind, TurnStatus
 from agentls.model.types import ContextSize, Usage
+from agentls.schema.names import CompactionMode
 
 if TYPE_CHECKING:
     from agentls.sessions.store import Resumed
@@ -339,7 +340,7 @@ class Compacted:
     pane: PaneId
     before_tokens: int
     after_tokens: int
-    mode: str
+    mode: CompactionMode
 
 
 @dataclass(frozen=True, slots=True)

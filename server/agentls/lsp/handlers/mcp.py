@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from agentls.lsp.face import LspFace
 from agentls.lsp.handlers.registry import handles
 from agentls.mcp.manager import ServerInfo, UnknownServer
 from agentls.protocol import errors, methods
 from agentls.schema.wire import McpRestartParams, McpRevokeParams, McpServersParams
-
-if TYPE_CHECKING:
-    from agentls.lsp.app import AgentServer
 
 
 def _server(info: ServerInfo) -> dict[str, Any]:
@@ -31,8 +29,8 @@ def _server(info: ServerInfo) -> dict[str, Any]:
 
 
 @handles(methods.MCP_SERVERS)
-async def mcp_servers(server: AgentServer, params: McpServersParams) -> dict[str, Any]:
-    manager = (await server.connection()).mcp
+async def mcp_servers(face: LspFace, params: McpServersParams) -> dict[str, Any]:
+    manager = (await face.service()).mcp
     await manager.loaded()
     result: dict[str, Any] = {"servers": [_server(info) for info in manager.servers()]}
     if manager.problems:
@@ -41,8 +39,8 @@ async def mcp_servers(server: AgentServer, params: McpServersParams) -> dict[str
 
 
 @handles(methods.MCP_RESTART)
-async def mcp_restart(server: AgentServer, params: McpRestartParams) -> dict[str, Any]:
-    manager = (await server.connection()).mcp
+async def mcp_restart(face: LspFace, params: McpRestartParams) -> dict[str, Any]:
+    manager = (await face.service()).mcp
     await manager.running()
     try:
         return _server(manager.restart(params.name))
@@ -51,8 +49,8 @@ async def mcp_restart(server: AgentServer, params: McpRestartParams) -> dict[str
 
 
 @handles(methods.MCP_REVOKE)
-async def mcp_revoke(server: AgentServer, params: McpRevokeParams) -> dict[str, Any]:
-    manager = (await server.connection()).mcp
+async def mcp_revoke(face: LspFace, params: McpRevokeParams) -> dict[str, Any]:
+    manager = (await face.service()).mcp
     await manager.running()
     try:
         return {"revoked": manager.revoke(params.name)}

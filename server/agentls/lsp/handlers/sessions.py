@@ -2,65 +2,66 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import cast
 
-import anyio
-
+from agentls.lsp.face import LspFace
 from agentls.lsp.handlers.registry import handles
 from agentls.protocol import errors, methods
-from agentls.schema.wire import DeleteSessionParams, HistoryParams, ResumeParams, SessionsParams
-
-if TYPE_CHECKING:
-    from agentls.lsp.app import AgentServer
+from agentls.schema.wire import (
+    DeleteSessionParams,
+    DeleteSessionResult,
+    HistoryParams,
+    HistoryResult,
+    ResumeParams,
+    ResumeResult,
+    SessionInfo,
+    SessionsParams,
+    SessionsResult,
+)
 
 
 @handles(methods.SESSIONS)
-async def sessions(server: AgentServer, params: SessionsParams) -> dict[str, Any]:
-    conn = await server.connection()
-    conn.check_ready()
+async def sessions(face: LspFace, params: SessionsParams) -> SessionsResult:
+    service = await face.service()
+    service.check_ready()
     if params.limit is not None and params.limit < 0:
         raise errors.invalid_params("limit: must not be negative")
-    assert conn.store is not None
-    found = await anyio.to_thread.run_sync(conn.store.list, params.limit)
-    open_in = {agent.session_id: pane for pane, agent in conn.panes().items()}
-    return {
-        "sessions": [{**info.as_json(), "pane": open_in.get(info.session_id)} for info in found]
-    }
+    found = await service.sessions(params.limit)
+    # As ``agentls sessions --json`` shows them, and where each is open.
+    listed = [cast(SessionInfo, {**info.as_json(), "pane": pane}) for info, pane in found]
+    return {"sessions": listed}
 
 
 @handles(methods.RESUME)
-async def resume(server: AgentServer, params: ResumeParams) -> dict[str, Any]:
-    conn = await server.connection()
-    started = await conn.resume(params.pane, params.session_id)
-    resumed = started.resumed
-    assert resumed is not None
+async def resume(face: LspFace, params: ResumeParams) -> ResumeResult:
+    resumed = await (await face.service()).resume(params.pane, params.session_id)
     return {
-        "pane": started.pane,
-        "sessionId": started.agent.session_id,
+        "pane": resumed.pane,
+        "sessionId": resumed.session_id,
         "turns": resumed.turns,
         "title": resumed.title,
-        "interrupted": resumed.repair.interrupted,
-        "unsent": resumed.repair.unsent,
+        "interrupted": resumed.interrupted,
+        "unsent": resumed.unsent,
     }
 
 
 @handles(methods.DELETE_SESSION)
-async def delete_session(server: AgentServer, params: DeleteSessionParams) -> dict[str, Any]:
-    conn = await server.connection()
-    await conn.delete_session(params.session_id)
+async def delete_session(face: LspFace, params: DeleteSessionParams) -> DeleteSessionResult:
+    await (await face.service()).delete_session(params.session_id)
     return {"deleted": True}
 
 
 @handles(methods.HISTORY)
-async def history(server: AgentServer, params: HistoryParams) -> dict[str, Any]:
-    conn = await server.connection()
-    agent = conn.check_pane(params.pane)
-    retained = conn.relay.history(params.pane, params.since_seq)
+async def history(face: LspFace, params: HistoryParams) -> HistoryResult:
+    service = await face.service()
+    pane = service.pane(params.pane)
+    service.drain(params.pane)  # everything emitted so far goes out (and is kept) first
+    retained = face.relay.history(params.pane, params.since_seq)
     return {
         "pane": params.pane,
-        "sessionId": agent.session_id,
-        "events": retained.events,
+        "sessionId": pane.session_id,
+        "events": retained.events,  # type: ignore[typeddict-item]
         "lastSeq": retained.last_seq,
         "complete": retained.complete,
-        "runningTurnId": agent.running_turn_id,
+        "runningTurnId": pane.running_turn_id,
     }

@@ -3,31 +3,28 @@ pane's background processes."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import cast
 
+from agentls.lsp.face import LspFace
 from agentls.lsp.handlers.registry import handles
-from agentls.protocol import errors, methods
-from agentls.schema.wire import CancelToolParams, ProcessesParams
-from agentls.worker import messages as wm
-
-if TYPE_CHECKING:
-    from agentls.lsp.app import AgentServer
+from agentls.protocol import methods
+from agentls.schema.wire import (
+    BackgroundProcess,
+    CancelToolParams,
+    CancelToolResult,
+    ProcessesParams,
+    ProcessesResult,
+)
 
 
 @handles(methods.CANCEL_TOOL)
-async def cancel_tool(server: AgentServer, params: CancelToolParams) -> dict[str, Any]:
+async def cancel_tool(face: LspFace, params: CancelToolParams) -> CancelToolResult:
     """Stop one running command; answered once its processes are dead."""
-    conn = await server.connection()
-    conn.check_pane(params.pane)
-    reply: wm.Completion[wm.ToolCancelled | wm.Failure] = wm.Completion()
-    result = await conn.command(wm.CancelTool(params.pane, params.call_id, reply), reply)
-    if isinstance(result, wm.Failure):
-        raise errors.from_failure(result)
+    result = await (await face.service()).cancel_tool(params.pane, params.call_id)
     return {"cancelled": result.cancelled, "killedProcesses": result.killed_processes}
 
 
 @handles(methods.PROCESSES)
-async def processes(server: AgentServer, params: ProcessesParams) -> dict[str, Any]:
-    conn = await server.connection()
-    agent = conn.check_pane(params.pane)
-    return {"processes": [entry.describe() for entry in agent.processes()]}
+async def processes(face: LspFace, params: ProcessesParams) -> ProcessesResult:
+    listed = (await face.service()).pane(params.pane).processes()
+    return {"processes": [cast(BackgroundProcess, entry) for entry in listed]}
