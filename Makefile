@@ -84,10 +84,12 @@ $(BENCH_STAMP): $(STAMP) pyproject.toml
 	touch $(BENCH_STAMP)
 
 # Everything, Codex included (npm-installed into ~/.cache/agentls-bench on first use):
-# writes bench/results.md, bench/results.json, bench/results.png.
+# writes bench/results.md, bench/results.json, bench/results.png. BASELINE=REV runs
+# agentls at git revision REV beside this checkout (before and after, in one run).
+BASELINE ?=
 bench: $(BENCH_STAMP)
 	$(BIN)/python -m compileall -q server/agentls
-	$(BIN)/python -m bench
+	$(BIN)/python -m bench $(if $(BASELINE),--baseline $(BASELINE))
 
 # Tiny sizes, no target checks, nothing downloaded (Codex only if already cached).
 bench-smoke: $(STAMP)

@@ -1,4 +1,5 @@
-"""``python -m bench [--smoke] [--out DIR] [--only FIG,...] [--no-codex] [--profile FIG]``."""
+"""``python -m bench [--smoke] [--out DIR] [--only FIG,...] [--no-codex] [--baseline REV]
+[--profile FIG]``."""
 
 from __future__ import annotations
 
@@ -49,6 +50,12 @@ def main(argv: list[str] | None = None) -> int:
         help="npm-install Codex into the cache if missing (auto: yes, except in smoke runs)",
     )
     parser.add_argument(
+        "--baseline",
+        metavar="REV",
+        help="also run agentls at git revision REV, beside this checkout, in the same run "
+        "(first delta, submit, throughput, cancel: before and after side by side)",
+    )
+    parser.add_argument(
         "--profile",
         choices=("first-delta", "throughput", "cancel", "load", "startup"),
         help="profile agentls's server during this figure (py-spy; startup: -X importtime) "
@@ -73,7 +80,20 @@ def main(argv: list[str] | None = None) -> int:
         return code
 
     install = {"auto": not args.smoke, "yes": True, "no": False}[args.install_codex]
-    run = Run(sizes, scratch, use_codex=not args.no_codex, install_codex=install, only=only)
+    baseline = None
+    if args.baseline:
+        from bench import baseline as baselines
+
+        baseline = baselines.export(args.baseline, scratch)
+        print(f"bench: baseline {baselines.describe(args.baseline)}", file=sys.stderr)
+    run = Run(
+        sizes,
+        scratch,
+        use_codex=not args.no_codex,
+        install_codex=install,
+        only=only,
+        baseline=baseline,
+    )
     t0 = time.monotonic()
     try:
         results = asyncio.run(run.run())

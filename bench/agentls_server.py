@@ -19,12 +19,16 @@ SERVE = [sys.executable, "-m", "agentls", "serve"]
 BARE_PYGLS = [sys.executable, str(Path(__file__).with_name("bare_pygls.py"))]
 
 
-def environment(home: Path | None = None) -> dict[str, str]:
+def environment(home: Path | None = None, source: Path | None = None) -> dict[str, str]:
     """The server's environment: ours without model settings; with ``home``, a
     throwaway HOME, so that commands' login shells (``bash -lc``) read no
-    user profile (as Codex gets a throwaway HOME too)."""
+    user profile (as Codex gets a throwaway HOME too); with ``source``, the
+    ``agentls`` package is imported from there (a baseline revision's
+    ``server/`` folder) instead of this checkout."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "AGENTLS_"))}
     env["PYTHONUNBUFFERED"] = "1"
+    if source is not None:
+        env["PYTHONPATH"] = str(source)
     if home is not None:
         home.mkdir(parents=True, exist_ok=True)
         env["HOME"] = str(home)
@@ -73,9 +77,10 @@ class AgentlsServer:
         initialize: bool = True,
         options: dict[str, Any] | None = None,
         capabilities: dict[str, Any] | None = None,
+        source: Path | None = None,
     ) -> AgentlsServer:
         client = await LspClient.spawn(
-            command or SERVE, env=environment(home), cwd=str(workspace), stderr=stderr
+            command or SERVE, env=environment(home, source), cwd=str(workspace), stderr=stderr
         )
         session = cls(client)
         if initialize:

@@ -5,7 +5,6 @@ with their targets (``assemble``)."""
 from __future__ import annotations
 
 import asyncio
-import functools
 import hashlib
 import itertools
 import json
@@ -18,21 +17,28 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentls.testing.fake_model import Reply, estimate_input_tokens
+from agentls.testing.fake_model import Reply
 from bench import codex as codex_peer
 from bench import edit_figures as edit_bench
 from bench import mcp_figures as mcp_bench
-from bench import procs
+from bench import ours, procs
 from bench.agentls_server import BARE_PYGLS, AgentlsServer
 from bench.clients import RpcError
 from bench.core_worker import steps as core_steps
 from bench.fakehub import FakeHub, tag
-from bench.results import BARE, CODEX, OURS, SDK_LINES, SDK_TYPED, Results
+from bench.results import BARE, BEFORE, CODEX, OURS, SDK_LINES, SDK_TYPED, Results
 
 BENCH_DIR = Path(__file__).resolve().parent
 
 # Repetition numbers: each contestant has its own range, so tags never collide.
-BASE = {OURS: 0, CODEX: 100_000, SDK_TYPED: 200_000, SDK_LINES: 300_000, "load": 400_000}
+BASE = {
+    OURS: 0,
+    CODEX: 100_000,
+    SDK_TYPED: 200_000,
+    SDK_LINES: 300_000,
+    "load": 400_000,
+    BEFORE: 700_000,
+}
 LONG = {OURS: 500_000, CODEX: 600_000}  # turns on a long conversation
 
 FIRST_DELTA_TEXT = "Hello from the fake model: the first words of an answer, a few at a time."
@@ -185,10 +191,13 @@ class Run:
         use_codex: bool,
         install_codex: bool,
         only: set[str] | None = None,
+        baseline: Path | None = None,
         log: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True),
     ) -> None:
         self.sizes = sizes
         self.scratch = scratch
+        # ``--baseline REV``: that revision's server/ folder (run beside ours).
+        self.baseline = baseline
         self.only = only
         self.log = log
         self.use_codex = use_codex
@@ -260,7 +269,7 @@ class Run:
                 await self._timed("imports", self.imports())
                 await self._timed("startup", self.startup())
             if self.wants_session():
-                await self._timed("agentls session", self.ours())
+                await self._timed("agentls session", ours.sessions(self))
                 if self.codex_path is not None:
                     await self._timed("codex session", self._codex_guarded(self.codex()))
                 await self._timed("sdk baselines", self.sdk())
@@ -417,34 +426,9 @@ class Run:
         self.codex_request_count += len(new)
         self.codex_requests += FakeHub.foreign(new)
 
-    # --- agentls: one long session ------------------------------------------------------------
+    # --- agentls (bench/ours.py) ---------------------------------------------------------------
 
-    async def ours(self) -> None:
-        ws = self.workspace()
-        session = await AgentlsServer.start(
-            self.hub.base_url, ws, self.stderr_file("agentls"), home=self.home
-        )
-        try:
-            await session.run_turn(f"{tag('warm', 0)} warm up")  # the SDK import, connections
-            self.raw["rss_after_warm_up"] = procs.rss_bytes(session.pid)
-            if self.wants("first-delta") or self.wants("submit"):
-                await self._profiled("first-delta", session.pid, self.ours_first_delta(session))
-            if self.wants("throughput"):
-                await session.call("agent/newSession", {})
-                await self._profiled("throughput", session.pid, self.ours_throughput(session))
-                self.raw["rss_after_throughput"] = procs.rss_bytes(session.pid)
-            if self.wants("cancel"):
-                await session.call("agent/newSession", {})
-                await self._profiled("cancel", session.pid, self.ours_cancel(session))
-            if self.wants("load"):
-                await session.call("agent/newSession", {})
-                await self._profiled("load", session.pid, self.ours_load(session))
-            if self.wants("fork"):
-                await self.ours_fork_rpc(session)
-        finally:
-            await session.close()
-
-    async def _profiled(self, figure: str, pid: int, work: Any) -> None:
+    async def profiled(self, figure: str, pid: int, work: Any) -> None:
         if self.on_server is None:
             await work
             return
@@ -454,159 +438,7 @@ class Run:
         finally:
             await stop()
 
-    async def ours_first_delta(self, session: AgentlsServer) -> None:
-        first: list[float] = []
-        submit: list[float] = []
-        for i in range(self.sizes.first_delta_reps):
-            n = BASE[OURS] + i
-            turn = await session.run_turn(f"{tag('fd', n)} say hello")
-            request = self.hub.seen("fd", n)
-            assert request is not None and request.t_first_delta_ns is not None
-            assert turn.text == FIRST_DELTA_TEXT, "first-delta turn lost text"
-            submit.append((request.t_arrival_ns - turn.t_send_ns) / 1e6)
-            first.append((turn.t_first_delta_ns - request.t_first_delta_ns) / 1e6)
-        self.raw.setdefault("first_delta", {})[OURS] = first
-        self.raw.setdefault("submit", {})[OURS] = submit
-
-    async def ours_throughput(self, session: AgentlsServer) -> None:
-        rows = []
-        for i in range(self.sizes.throughput_reps):
-            n = BASE[OURS] + i
-            cpu0 = procs.cpu_seconds(session.pid)
-            turn = await session.run_turn(f"{tag('tp', n)} stream fast", timeout=120)
-            cpu1 = procs.cpu_seconds(session.pid)
-            request = self.hub.seen("tp", n)
-            assert request is not None and turn.result is not None
-            rows.append(
-                {
-                    "wall_s": (turn.t_result_ns - request.t_arrival_ns) / 1e9,
-                    "cpu_s": cpu1 - cpu0,
-                    "notifications": turn.notifications,
-                    "delta_notifications": turn.delta_notifications,
-                    "text_ok": turn.text == self.throughput_text
-                    and turn.result.get("finalMessage") == self.throughput_text,
-                }
-            )
-        self.raw.setdefault("throughput", {})[OURS] = rows
-
-    async def ours_cancel(self, session: AgentlsServer) -> None:
-        rows = []
-        for i in range(self.sizes.cancel_reps):
-            n = BASE[OURS] + i
-            marker = f"300.{self.nonce}{n:06d}"
-            self.cancel_commands[n] = f"sh -c 'sleep {marker}; true' & sleep {marker}; wait"
-            turn = session.submit(f"{tag('cx', n)} run the slow command")
-            try:
-                pids = await _wait_sleepers(marker)
-                dead: list[bool] = []
-
-                def at_result(
-                    message: dict[str, Any],
-                    t: int,
-                    pids: list[int] = pids,
-                    dead: list[bool] = dead,
-                    msg_id: int = turn.msg_id,
-                ) -> None:
-                    if "method" not in message and message.get("id") == msg_id:
-                        dead.append(not any(procs.alive(p) for p in pids))
-
-                remove = session.client.listen(at_result)
-                t_cancel = time.perf_counter_ns()
-                session.client.cancel(turn.msg_id)
-                await session.finish(turn, timeout=30)
-                remove()
-                result = turn.result or {}
-                rows.append(
-                    {
-                        "latency_ms": (turn.t_result_ns - t_cancel) / 1e6,
-                        "status": result.get("status"),
-                        "processes": len(pids),
-                        "dead_at_result": bool(dead and dead[0]),
-                        "survivors_after_1s": await _survivors_after(pids, self.settle),
-                        "receipt": result.get("receipt"),
-                    }
-                )
-            finally:
-                procs.kill_all(procs.marked(marker))
-        self.raw.setdefault("cancel", {})[OURS] = rows
-
-    async def ours_load(self, session: AgentlsServer) -> None:
-        sizes = self.sizes
-        counter = itertools.count(BASE["load"] + 10_000)
-        inflight: dict[int, asyncio.Future[Any]] = {}
-        sampling = True
-        launched = 0
-
-        def launch() -> None:
-            nonlocal launched
-            n = next(counter)
-            msg_id, future = session.client.request(
-                "agent/auxiliary", {"prompt": f"{tag('aux', n)} summarise", "context": "clean"}
-            )
-            launched += 1
-            inflight[msg_id] = future
-            future.add_done_callback(functools.partial(finished, msg_id))
-
-        def finished(msg_id: int, future: asyncio.Future[Any]) -> None:
-            inflight.pop(msg_id, None)
-            if not future.cancelled():
-                future.exception()  # retrieved: a cancelled job answers -32800
-            if sampling:
-                launch()
-
-        aux_before = self.hub.count("aux")
-        for _ in range(sizes.load_aux):
-            launch()
-        await _wait(
-            lambda: self.hub.count("aux") - aux_before >= sizes.load_aux,
-            30,
-            "the auxiliary jobs' model requests",
-        )
-        await asyncio.sleep(0.1)
-        first: list[float] = []
-        submit: list[float] = []
-        t0 = time.monotonic()
-        for i in range(sizes.load_reps):
-            n = BASE["load"] + i
-            turn = await session.run_turn(f"{tag('fd', n)} say hello")
-            request = self.hub.seen("fd", n)
-            assert request is not None and request.t_first_delta_ns is not None
-            submit.append((request.t_arrival_ns - turn.t_send_ns) / 1e6)
-            first.append((turn.t_first_delta_ns - request.t_first_delta_ns) / 1e6)
-        elapsed = time.monotonic() - t0
-        sampling = False
-        for msg_id in list(inflight):
-            session.client.cancel(msg_id)
-        if inflight:
-            await asyncio.wait(list(inflight.values()), timeout=15)
-        self.raw["load"] = {
-            "first_delta": first,
-            "submit": submit,
-            "aux_jobs_started": launched,
-            "aux_requests": self.hub.count("aux") - aux_before,
-            "seconds": elapsed,
-        }
-
-    async def ours_fork_rpc(self, session: AgentlsServer) -> None:
-        """``agent/fork`` round trips on conversations of N items, each made by one
-        turn whose answer has N output items."""
-        out: dict[str, list[float]] = {}
-        for index, size in enumerate(self.sizes.fork_wire_sizes):
-            await session.call("agent/newSession", {})
-            await session.run_turn(f"{tag('big', size)} long answer", timeout=120)
-            times = []
-            for _ in range(self.sizes.fork_wire_reps):
-                t0 = time.perf_counter_ns()
-                result = await session.call("agent/fork", {"pane": "main"})
-                times.append((time.perf_counter_ns() - t0) / 1e6)
-                assert int(result["items"]) >= size
-                await session.call("agent/closePane", {"pane": result["pane"]})
-            out[str(size)] = times
-            await self._long_submit(size, session.run_turn, LONG[OURS] + 100 * index, OURS)
-            await self._compaction(size, session, LONG[OURS] + 100 * index)
-        self.raw.setdefault("fork_rpc", {})[OURS] = out
-
-    async def _long_submit(self, size: int, run_turn: Any, base: int, who: str) -> None:
+    async def long_submit(self, size: int, run_turn: Any, base: int, who: str) -> None:
         """Submit → model request on a conversation of ``size`` items."""
         samples = []
         # Seven turns: a p50 of a few samples moves with every hiccup of a shared machine.
@@ -617,27 +449,6 @@ class Run:
             samples.append((request.t_arrival_ns - turn.t_send_ns) / 1e6)
         self.raw.setdefault("long_submit", {}).setdefault(who, []).append(
             {"items": size, "ms": samples}
-        )
-
-    async def _compaction(self, size: int, session: AgentlsServer, n: int) -> None:
-        """``agent/compact`` of a conversation of ``size`` items: the round trip
-        (one summary request to the fake plus the local work), tokens before and
-        after, and the input tokens the summary request cost."""
-        t0 = time.perf_counter_ns()
-        result = await session.call("agent/compact", {"focus": tag("cmp", n)}, timeout=120)
-        elapsed = (time.perf_counter_ns() - t0) / 1e6
-        request = self.hub.seen("cmp", n)
-        assert request is not None and result["mode"] == "summary", result
-        summary_ms = ((request.t_done_ns or request.t_arrival_ns) - request.t_arrival_ns) / 1e6
-        self.raw.setdefault("compaction", []).append(
-            {
-                "items": size,
-                "ms": elapsed,
-                "model_ms": summary_ms,
-                "before_tokens": result["beforeTokens"],
-                "after_tokens": result["afterTokens"],
-                "summary_input_tokens": estimate_input_tokens(request.body),
-            }
         )
 
     # --- Codex -----------------------------------------------------------------------------------
@@ -783,7 +594,7 @@ class Run:
                 out[str(size)] = times
                 if size == self.sizes.fork_codex_sizes[0]:
                     session.thread_id = thread_id
-                    await self._long_submit(size, session.run_turn, LONG[CODEX], CODEX)
+                    await self.long_submit(size, session.run_turn, LONG[CODEX], CODEX)
         except (RpcError, TimeoutError, ConnectionError, KeyError) as exc:
             self.raw.setdefault("fork_rpc_errors", {})[CODEX] = str(exc)
         if out:

@@ -10,6 +10,8 @@ from typing import Any
 from bench.stats import Summary, ratio
 
 OURS = "agentls"
+# ``--baseline REV``: agentls at that revision, run beside this checkout.
+BEFORE = "agentls before"
 CODEX = "Codex app-server"
 BARE = "bare pygls"
 SDK_TYPED = "openai SDK, typed events"

@@ -86,3 +86,26 @@ def test_smoke_run_writes_the_table_json_and_plot(tmp_path: Path) -> None:
     assert any("agentls: every process dead" in note for note in cancel["notes"])
     if importlib.util.find_spec("matplotlib") is not None:
         assert (tmp_path / "results.png").stat().st_size > 10_000
+
+
+@pytest.mark.timeout(170)
+def test_a_baseline_revision_runs_beside_this_checkout(tmp_path: Path) -> None:
+    """``--baseline REV``: that revision's server, before and after in one run."""
+    done = subprocess.run(
+        [
+            *(sys.executable, "-m", "bench", "--smoke", "--no-codex", "--out", str(tmp_path)),
+            *("--only", "first-delta,throughput", "--baseline", "HEAD"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=160,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    data = json.loads((tmp_path / "results.json").read_text())
+    for figure in data["figures"]:
+        if figure["key"] in ("first-delta", "throughput"):
+            contestants = {s["contestant"] for s in figure["series"]}
+            assert {"agentls", "agentls before"} <= contestants, figure["key"]
+            assert any("against the baseline" in t["target"] for t in figure["targets"])
