@@ -5,7 +5,7 @@ that figure for agentls alone with py-spy attached to the server process
 (``py-spy record --format raw --function``), then ranks the samples:
 
 * by the deepest agentls frame of each sample and the function that was
-  actually running (``relay._forward → json.dumps``);
+  actually running (``relay.forward → json.dumps``);
 * by inclusive share of each agentls function;
 * by the leaf function (self time), whatever its package.
 

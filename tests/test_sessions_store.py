@@ -442,7 +442,7 @@ async def test_history_says_when_its_bound_dropped_events(monkeypatch: pytest.Mo
     relay = relays.EventRelay(sent.append, lambda pane, event: None)
     relay.pane_event("main", "pane.opened", start=True, entries=[])
     for n in range(8):
-        relay._forward("main", ev.SteerAdmitted(turn_id=1, text=f"s{n}"))
+        relay.forward("main", ev.SteerAdmitted(turn_id=1, text=f"s{n}"))
     kept = relay.history("main", 0)
     assert [e["seq"] for e in kept.events] == [5, 6, 7, 8, 9] and kept.last_seq == 9
     assert kept.complete is False  # seqs 1-4 are gone

@@ -137,6 +137,28 @@ async def test_one_loop_iteration_is_one_write() -> None:
         assert await writer.aclose()
 
 
+async def test_the_first_message_after_a_quiet_moment_goes_out_at_once() -> None:
+    # Into an empty pipe, from the loop: no waiting for the iteration's end or
+    # the writer thread (the first delta of an answer); the rest is batched.
+    with pipe() as (read_end, write_end):
+        writer, _ = threaded(write_end)
+        writer.write(b"first ")
+        assert unread(read_end) == len(b"first ")  # written before this call returned
+        writer.write(b"second")
+        assert unread(read_end) == len(b"first ")  # batched: it goes at the iteration's end
+        assert await asyncio.to_thread(read_exactly, read_end, 12) == b"first second"
+        # The editor has not read the next one yet: later messages queue behind it.
+        writer.write(b"third ")
+        writer.write(b"fourth")
+        await asyncio.sleep(0)
+        await until(lambda: unread(read_end) == 12, "both")
+        writer.write(b"fifth")
+        assert unread(read_end) == 12  # not at once: the editor is behind
+        await asyncio.sleep(0)
+        assert drain(read_end, writer) == b"third fourthfifth"
+        assert await writer.aclose()
+
+
 async def test_order_is_kept_whoever_writes() -> None:
     with pipe(SMALL_PIPE) as (read_end, write_end):
         writer, losses = threaded(write_end)

@@ -6,21 +6,36 @@ appended to it instead of queued as events of their own. A fast model's
 burst of thousands of tiny deltas then costs one event, not thousands —
 nothing is reordered or lost, and a consumer that keeps up still gets every
 delta as it comes.
+
+The first event after a quiet moment — the first delta of an answer, most
+often — goes to the consumer's ``direct`` hook at once, from the sender,
+when the consumer is waiting and nothing is queued: no wake-up of the
+consumer's task, which would first wait for the sender to reach its next
+``await`` (for a model stream, deep in the HTTP client). Events that follow
+within ``QUIET`` queue and merge as above.
 """
 
 from __future__ import annotations
 
+import logging
+import time
 from collections import deque
+from collections.abc import Callable
 
 import anyio
 
 from agentls.agent.events import AgentEvent, ReasoningDelta, TextDelta, ToolOutput
 
+log = logging.getLogger(__name__)
+
 TextEvent = TextDelta | ReasoningDelta | ToolOutput
+# Seconds without an event after which the next one goes to ``direct`` at once
+# (the editor side coalesces deltas in windows of this length too).
+QUIET = 0.020
 
 
 class EventStream:
-    __slots__ = ("_closed", "_parts", "_queue", "_seq", "_waiter")
+    __slots__ = ("_closed", "_last", "_parts", "_queue", "_seq", "_waiter", "direct")
 
     def __init__(self) -> None:
         self._queue: deque[AgentEvent] = deque()
@@ -29,6 +44,10 @@ class EventStream:
         self._closed = False
         self._seq = 0
         self._waiter: anyio.Event | None = None
+        # When the last event was sent (time.monotonic()).
+        self._last = 0.0
+        # The consumer's hook for an event after a quiet moment (see above).
+        self.direct: Callable[[AgentEvent], None] | None = None
 
     # --- the agent's side --------------------------------------------------------------
 
@@ -38,6 +57,14 @@ class EventStream:
         self._seal()
         self._seq += 1
         event.seq = self._seq
+        now = time.monotonic()
+        quiet, self._last = now - self._last >= QUIET, now
+        if quiet and self._waiter is not None and not self._queue and self.direct is not None:
+            try:
+                self.direct(event)
+            except Exception:  # the consumer's bug must not fail the agent's turn
+                log.exception("the event consumer failed on %r", event)
+            return
         self._queue.append(event)
         self._wake()
 
@@ -60,6 +87,7 @@ class EventStream:
                 and (call_id is None or tail.call_id == call_id)  # type: ignore[union-attr]
             ):
                 parts.append(text)
+                self._last = time.monotonic()
                 return
         event: TextEvent
         if kind is ToolOutput:
@@ -67,7 +95,8 @@ class EventStream:
         else:
             event = kind(turn_id=turn_id, text=text)  # type: ignore[call-arg]
         self.send(event)
-        self._parts = [text]
+        # Open to merging while it waits in the queue (not once handed over).
+        self._parts = [text] if self._queue else None
 
     def _seal(self) -> None:
         parts = self._parts

@@ -28,7 +28,7 @@ from agentls.lsp.relay import EventRelay
 from agentls.protocol.options import InitializationOptions
 from agentls.schema.wire import ProgressToken
 from agentls.service.errors import ServiceError, stopping
-from agentls.service.events import ServiceEvent, TurnEnded
+from agentls.service.events import PaneEvent, TurnEnded
 from agentls.service.options import ServiceOptions
 from agentls.service.service import AgentService
 from agentls.worker.messages import TurnFinished
@@ -80,6 +80,8 @@ class LspFace:
         self._closing = closing
         self.editor = editor
         self.relay = EventRelay(notify, self._observe)
+        # The service's EventSink: agent events go straight to the relay.
+        self.event = self.relay.forward
         # Bytes sent that the editor has not taken yet.
         self._unsent = unsent
         self._service: AgentService | None = None
@@ -162,11 +164,11 @@ class LspFace:
 
     # --- events (the service's EventSink) -------------------------------------------------
 
-    def emit(self, pane: str, event: ServiceEvent) -> None:
+    def emit(self, pane: str, event: PaneEvent | TurnEnded) -> None:
         if isinstance(event, TurnEnded):
             self.end_turn(event.finished)  # a promoted steer: nobody waits on a request
         else:
-            self.relay.emit(pane, event)
+            self.relay.pane_changed(pane, event)
 
     def flush(self, pane: str) -> None:
         self.relay.flush(pane)

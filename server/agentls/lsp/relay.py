@@ -29,7 +29,7 @@ from typing import Any
 
 from agentls.agent import events as ev
 from agentls.protocol import convert
-from agentls.service.events import PaneClosed, PaneEvent, PaneOpened, SessionResumed
+from agentls.service.events import PaneClosed, PaneEvent, PaneOpened
 
 log = logging.getLogger(__name__)
 
@@ -106,15 +106,9 @@ class EventRelay:
         for pane in list(self._channels):
             self.flush(pane)
 
-    # --- the EventSink -----------------------------------------------------------------
+    # --- what the service tells (the face's EventSink) -----------------------------------
 
-    def emit(self, pane: str, event: ev.AgentEvent | PaneEvent) -> None:
-        if isinstance(event, PaneOpened | PaneClosed | SessionResumed):
-            self._pane_event(pane, event)
-        else:
-            self._forward(pane, event)
-
-    def _pane_event(self, pane: str, event: PaneEvent) -> None:
+    def pane_changed(self, pane: str, event: PaneEvent) -> None:
         if isinstance(event, PaneOpened):
             self.pane_event(
                 pane,
@@ -143,15 +137,16 @@ class EventRelay:
 
     # --- sending -------------------------------------------------------------------
 
-    def _forward(self, pane: str, event: ev.AgentEvent) -> None:
-        self._observe(pane, event)
+    def forward(self, pane: str, event: ev.AgentEvent) -> None:
         channel = self.channel(pane)
         if isinstance(event, _COALESCED):
             self._delta(channel, event)
-            return
-        self.flush(pane)
-        channel.seq += 1
-        self._send(channel, convert.event_params(pane, channel.seq, event))
+        else:
+            self.flush(pane)
+            channel.seq += 1
+            self._send(channel, convert.event_params(pane, channel.seq, event))
+        # After the event: its progress report (if any) never holds it back.
+        self._observe(pane, event)
 
     def _delta(
         self, channel: _Channel, event: ev.TextDelta | ev.ReasoningDelta | ev.ToolOutput

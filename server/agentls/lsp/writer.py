@@ -7,6 +7,11 @@ pane, their timeouts, cancels and process kills. So the loop only queues:
 * Everything sent within one iteration of the event loop (a result and the
   events around it) is handed over as one batch: one system call, not one per
   message. Batches that pile up while a write waits go out together.
+* Except the first message after a quiet moment (the first delta of an
+  answer, a result): when nothing is waiting to go out and the editor has
+  read everything, it is written at once, from the loop — where that cannot
+  block: into an empty pipe with room for it (stdio), or an empty transport
+  buffer (TCP). It skips the iteration's end and the writer thread's wake-up.
 * On stdio a daemon thread does the blocking writes (``ThreadedWriter``). We
   do not make stdout non-blocking instead: ``O_NONBLOCK`` belongs to the open
   file, which stdout may share with stdin (a socket) or stderr (``2>&1``), and
@@ -49,9 +54,13 @@ from __future__ import annotations
 import abc
 import asyncio
 import enum
+import fcntl
 import logging
 import os
 import select
+import stat
+import struct
+import termios
 import threading
 import time
 from collections import deque
@@ -74,6 +83,23 @@ PACE = 0.020
 EXIT_STALL = 5.0
 # The most one system call writes, so that progress (and a stall) shows.
 _CHUNK = 1 << 16
+
+
+def _pipe_size(fd: int) -> int:
+    """The capacity of the pipe ``fd`` is, or 0 if it is not a pipe."""
+    try:
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return 0
+        return fcntl.fcntl(fd, fcntl.F_GETPIPE_SZ)
+    except (OSError, AttributeError):
+        return 0
+
+
+def _unread(fd: int) -> int:
+    """Bytes in the pipe the reader has not taken yet."""
+    buffer = fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0")
+    count: int = struct.unpack("i", buffer)[0]
+    return count
 
 
 class Lost(enum.Enum):
@@ -122,10 +148,13 @@ class CoalescingWriter(abc.ABC):
             except RuntimeError:  # the loop is closed: we are exiting
                 self._drop([data])
             return
-        self._pending.append(data)
         if not self._scheduled:
+            # Nothing is waiting in this iteration: perhaps it can go at once.
+            if self.lost is None and self._write_now(data):
+                return
             self._scheduled = True
             self._loop.call_soon(self.flush)
+        self._pending.append(data)
 
     def flush(self) -> None:
         """Hand what this loop iteration wrote over to the connection."""
@@ -188,6 +217,11 @@ class CoalescingWriter(abc.ABC):
 
     # --- the connection side ------------------------------------------------------------
 
+    def _write_now(self, data: bytes) -> bool:
+        """Write ``data`` at once if that cannot block and nothing is queued
+        before it; False: it goes with the iteration's batch."""
+        return False
+
     @abc.abstractmethod
     def unsent(self) -> int:
         """Bytes handed over that the editor has not taken yet."""
@@ -232,12 +266,34 @@ class ThreadedWriter(CoalescingWriter):
         self._unsent = 0
         self._closing = False
         self._finished = False
-        self._written = 0  # bytes the editor has taken; only the thread writes it
+        self._written = 0  # bytes the editor has taken (the thread's and write-now's)
         self._done = asyncio.Event()
+        # A pipe's capacity (its empty pipe takes that much without blocking); 0: not a pipe.
+        self._pipe_size = _pipe_size(fd)
         threading.Thread(target=self._write_forever, name="stdout", daemon=True).start()
 
     def unsent(self) -> int:
         return self._unsent
+
+    def _write_now(self, data: bytes) -> bool:
+        if len(data) > self._pipe_size:
+            return False
+        with self._cond:
+            if self._queue or self._unsent or self._finished or self._closing:
+                return False
+            try:
+                if _unread(self._fd):
+                    return False  # the editor is reading: the thread waits for it
+                written = os.write(self._fd, data)
+            except OSError:
+                return False  # the thread meets the error, and says so
+            self._written += written
+            if written < len(data):  # (an empty pipe takes it all; just in case)
+                rest = data[written:]
+                self._queue.append(rest)
+                self._unsent += len(rest)
+                self._cond.notify_all()
+        return True
 
     def _send(self, messages: list[bytes]) -> bool:
         batch = messages[0] if len(messages) == 1 else b"".join(messages)
@@ -324,6 +380,14 @@ class StreamWriterAdapter(CoalescingWriter):
 
     def unsent(self) -> int:
         return self._writer.transport.get_write_buffer_size()
+
+    def _write_now(self, data: bytes) -> bool:
+        # The transport sends at once into an empty buffer (and never blocks).
+        transport = self._writer.transport
+        if transport.is_closing() or transport.get_write_buffer_size():
+            return False
+        self._writer.write(data)
+        return True
 
     def _send(self, messages: list[bytes]) -> bool:
         if self._writer.transport.is_closing():

@@ -65,10 +65,14 @@ ServiceEvent = AgentEvent | PaneEvent | TurnEnded
 
 
 class EventSink(Protocol):
-    """Where a face receives the service's events."""
+    """Where a face receives the service's events, each pane's in order."""
 
-    def emit(self, pane: str, event: ServiceEvent) -> None:
-        """One event of ``pane``, in order."""
+    def event(self, pane: str, event: AgentEvent) -> None:
+        """One agent event of ``pane`` (the hot path: every delta comes here)."""
+        ...
+
+    def emit(self, pane: str, event: PaneEvent | TurnEnded) -> None:
+        """What happened to ``pane`` (opened, closed, resumed, a turn ended)."""
         ...
 
     def flush(self, pane: str) -> None:
@@ -97,6 +101,9 @@ class EventRoutes:
         """Forward an agent's events under ``pane`` until its stream ends."""
         route = _Route(pane, stream)
         self._routes.append(route)
+        sink = self._sink
+        # The first event after a quiet moment comes straight from the agent.
+        stream.direct = lambda event: sink.event(route.pane, event)
         assert self._group is not None
         self._group.start_soon(self._pump, route, name=f"events {pane}")
 
@@ -109,7 +116,7 @@ class EventRoutes:
                 route.pane = new
 
     async def _pump(self, route: _Route) -> None:
-        stream, emit = route.stream, self._sink.emit
+        stream, emit = route.stream, self._sink.event
         try:
             async for event in stream:
                 emit(route.pane, event)
@@ -123,6 +130,7 @@ class EventRoutes:
         except (anyio.EndOfStream, anyio.ClosedResourceError):
             pass
         finally:
+            stream.direct = None
             self._sink.flush(route.pane)
             self._routes.remove(route)
 
@@ -137,7 +145,7 @@ class EventRoutes:
                     event = route.stream.receive_nowait()
                 except (anyio.WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
                     break
-                self._sink.emit(pane, event)
+                self._sink.event(pane, event)
         self._sink.flush(pane)
 
     def drain_all(self) -> None:
