@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from agentls.testing.fake_model import FakeModelThread
 
+from .framing import desync_garbage
 from .harness import (
     START_WAIT,
     Live,
@@ -37,7 +38,6 @@ from .profile import TIMEOUT, fuzz
 from .strategies import (
     AGENT_METHODS,
     OMIT,
-    desync_garbage,
     json_values,
     nest,
     texts,

@@ -17,10 +17,11 @@ from hypothesis import strategies as st
 
 from agentls.testing.fake_model import FakeModelThread
 
+from .framing import desync_garbage, in_sync_garbage
 from .harness import EXIT_WAIT, Live, RawServer, count_case, encode, frame, initialize
 from .oracle import no_traceback
 from .profile import TIMEOUT, fuzz
-from .strategies import EFFORTS, desync_garbage, in_sync_garbage
+from .strategies import EFFORTS
 
 pytestmark = pytest.mark.timeout(TIMEOUT)
 
